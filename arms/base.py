@@ -1,0 +1,140 @@
+"""The Tool and Arm protocols.
+
+A tool's description is its model-facing spec and its pydantic `Args` model is the JSON schema the
+model sees. `Tool.invoke` is the only way the agent loop calls a tool: it turns every failure
+(unparseable JSON, schema violations, a tool's own ToolError, an unexpected exception) into a
+structured error result, so nothing a model sends can raise out of the loop.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+MAX_RESULT_CHARS = 20_000
+
+
+class ToolError(Exception):
+    """A problem the model can fix: becomes `{"error": {...}}` in the tool result."""
+
+    def __init__(self, kind: str, message: str, **details: Any):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.details = details
+
+    def as_result(self) -> dict[str, Any]:
+        return {"error": {"type": self.kind, "message": self.message, **self.details}}
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one call produced: the JSON result sent to the model and whether it was an error."""
+
+    result: dict[str, Any]
+    is_error: bool
+
+    def to_message_content(self) -> str:
+        return json.dumps(self.result, ensure_ascii=False, default=str)
+
+
+class Tool(ABC):
+    """Subclasses set `name`, `description`, `Args` and implement `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Args: ClassVar[type[BaseModel]]
+
+    @abstractmethod
+    async def run(self, args: BaseModel) -> dict[str, Any]:
+        """Do the work; raise ToolError for problems the model can fix."""
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI/LiteLLM `tools` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.Args.model_json_schema(),
+            },
+        }
+
+    async def invoke(self, arguments: str | dict[str, Any] | None) -> ToolOutcome:
+        try:
+            raw = parse_arguments(arguments)
+            args = self.Args.model_validate(raw)
+            result = await self.run(args)
+        except ToolError as error:
+            return ToolOutcome(error.as_result(), is_error=True)
+        except ValidationError as error:
+            return ToolOutcome(validation_error_result(error), is_error=True)
+        except Exception as error:  # a tool bug must not end the episode; the model is told
+            return ToolOutcome(
+                ToolError("tool_failure", f"{type(error).__name__}: {error}").as_result(),
+                is_error=True,
+            )
+        return ToolOutcome(bound_result(result), is_error=False)
+
+
+def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as error:
+        raise ToolError(
+            "invalid_json", f"tool arguments are not valid JSON ({error.msg} at {error.pos})"
+        ) from None
+    if not isinstance(parsed, dict):
+        raise ToolError("invalid_json", "tool arguments must be a JSON object")
+    return parsed
+
+
+def validation_error_result(error: ValidationError) -> dict[str, Any]:
+    problems = [
+        {"at": ".".join(str(part) for part in issue["loc"]) or "(root)", "problem": issue["msg"]}
+        for issue in error.errors(include_url=False)
+    ]
+    return ToolError(
+        "invalid_arguments", "the arguments do not match the tool's schema", problems=problems
+    ).as_result()
+
+
+def bound_result(result: dict[str, Any], max_chars: int = MAX_RESULT_CHARS) -> dict[str, Any]:
+    """Results are bounded; a cut result says so instead of being silently truncated."""
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    if len(text) <= max_chars:
+        return result
+    return {
+        "error": {
+            "type": "result_too_large",
+            "message": (
+                f"the result is {len(text):,} characters (limit {max_chars:,}); "
+                "narrow the filters, lower `limit` or request fewer `fields`"
+            ),
+        }
+    }
+
+
+@dataclass
+class Arm:
+    name: str
+    tools: list[Tool] = field(default_factory=list)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema() for tool in self.tools]
+
+    def manifest_hash(self) -> str:
+        """Hash of every tool's name, description and schema: a changed description is a new arm."""
+        payload = json.dumps(self.schemas(), sort_keys=True).encode()
+        return hashlib.sha256(payload).hexdigest()

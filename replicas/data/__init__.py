@@ -1,0 +1,36 @@
+"""The replica tables: one Parquet file per table, committed, with provenance in DATA.md.
+
+Every table is loaded once per process; derivations (question references) and typed tools read
+the same frames, so a reference answer and a tool result can never come from different data.
+"""
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+
+DATA_DIR = Path(__file__).resolve().parent
+
+
+def table_names() -> list[str]:
+    return sorted(p.stem for p in DATA_DIR.glob("*.parquet"))
+
+
+@cache
+def load_table(name: str) -> pl.DataFrame:
+    path = DATA_DIR / f"{name}.parquet"
+    if not path.exists():
+        raise KeyError(f"no replica table {name!r}; tables: {', '.join(table_names())}")
+    return pl.read_parquet(path)
+
+
+@cache
+def data_hash() -> str:
+    """sha256 over every table file, so a run record says exactly which data it saw."""
+    digest = hashlib.sha256()
+    for name in table_names():
+        digest.update(name.encode())
+        digest.update((DATA_DIR / f"{name}.parquet").read_bytes())
+    return digest.hexdigest()

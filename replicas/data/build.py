@@ -1,0 +1,35 @@
+"""Rebuild the committed Parquet tables from `../shared/data` (run by `bench data build`).
+
+Nothing calls this at run time: the Parquet files are committed so a fresh clone needs no build.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from replicas.data import DATA_DIR
+
+
+def build_gpus(shared_data: Path) -> Path:
+    """gpus.csv -> gpus.parquet: typed release dates, `tpu_url` renamed to `source_url`."""
+    source = shared_data / "gpus" / "gpus.csv"
+    frame = pl.read_csv(source, infer_schema_length=None)
+    frame = frame.with_columns(pl.col("release_date").str.to_date("%Y-%m-%d")).rename(
+        {"tpu_url": "source_url"}
+    )
+    target = DATA_DIR / "gpus.parquet"
+    frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
+    return target
+
+
+BUILDERS = {"gpus": build_gpus}
+
+
+def build_all(shared_data: Path) -> list[Path]:
+    missing = [name for name in BUILDERS if not (shared_data / name).is_dir()]
+    if missing:
+        raise FileNotFoundError(
+            f"shared data folder {shared_data} lacks {', '.join(missing)}; pass --source"
+        )
+    return [build(shared_data) for build in BUILDERS.values()]
