@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-MAX_RESULT_CHARS = 20_000
+MAX_RESULT_CHARS = 64_000
 
 
 class ToolError(Exception):
@@ -69,6 +69,7 @@ class Tool(ABC):
             raw = parse_arguments(arguments)
             args = self.Args.model_validate(raw)
             result = await self.run(args)
+            check_size(result)
         except ToolError as error:
             return ToolOutcome(error.as_result(), is_error=True)
         except ValidationError as error:
@@ -78,7 +79,7 @@ class Tool(ABC):
                 ToolError("tool_failure", f"{type(error).__name__}: {error}").as_result(),
                 is_error=True,
             )
-        return ToolOutcome(bound_result(result), is_error=False)
+        return ToolOutcome(result, is_error=False)
 
 
 def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -107,20 +108,15 @@ def validation_error_result(error: ValidationError) -> dict[str, Any]:
     ).as_result()
 
 
-def bound_result(result: dict[str, Any], max_chars: int = MAX_RESULT_CHARS) -> dict[str, Any]:
-    """Results are bounded; a cut result says so instead of being silently truncated."""
-    text = json.dumps(result, ensure_ascii=False, default=str)
-    if len(text) <= max_chars:
-        return result
-    return {
-        "error": {
-            "type": "result_too_large",
-            "message": (
-                f"the result is {len(text):,} characters (limit {max_chars:,}); "
-                "narrow the filters, lower `limit` or request fewer `fields`"
-            ),
-        }
-    }
+def check_size(result: dict[str, Any], max_chars: int = MAX_RESULT_CHARS) -> None:
+    """Results are bounded: an oversized one becomes an error telling the model how to narrow it."""
+    size = len(json.dumps(result, ensure_ascii=False, default=str))
+    if size > max_chars:
+        raise ToolError(
+            "result_too_large",
+            f"the result is {size:,} characters (limit {max_chars:,}); "
+            "narrow the filters, lower `limit` or request fewer `fields`",
+        )
 
 
 @dataclass

@@ -1,0 +1,37 @@
+# armbench: `make demo` and `make test` do all set-up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test bench data clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: setup
+	@echo "armbench demo: the GPU design and held-out sets through the tooled arm, 3 runs each."
+	@echo "The model is scripted/oracle: a scripted reference policy that replays each question's"
+	@echo "stored tool calls and reads the answer off the tool's result. It is NOT a language model;"
+	@echo "it proves the harness, the tool and the questions end to end, offline."
+	rm -rf results/demo
+	$(BIN)/bench run --model scripted/oracle --arm tooled --set all --domain gpus --runs 3 --out results/demo
+	@echo "To run a real model: $(BIN)/bench run --model openai/gpt-4o-mini --set heldout (needs OPENAI_API_KEY)."
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python benchmarks/gpu_query_latency.py
+	$(BIN)/python benchmarks/harness_overhead.py
+
+data: setup
+	$(BIN)/bench data build
+
+clean:
+	rm -rf $(VENV) results/demo .pytest_cache

@@ -1,0 +1,6 @@
+"""Typed query tools, by replica domain: the `tooled` arm adds a domain's tools to browsing."""
+
+from arms.base import Tool
+from arms.tools.gpu_query import GpuQuery
+
+TOOLS_BY_DOMAIN: dict[str, list[type[Tool]]] = {"gpus": [GpuQuery]}

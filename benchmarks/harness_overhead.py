@@ -1,0 +1,61 @@
+"""Harness time per action with the zero-latency scripted model.
+
+Plays `scripted/oracle` over every GPU question (the tooled arm) several times and splits each
+episode's wall time into the model call (LiteLLM plumbing around a script that answers at once),
+the tool call, and the rest (the loop, grading inputs, bookkeeping). Figures are from this run
+only: compare ratios, not absolute numbers, across machines.
+"""
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+from arms import build_arm
+from harness.agent import run_episode
+from harness.questions import load_sets
+
+REPEATS = 10
+
+
+async def measure(repeats: int = REPEATS) -> dict[str, float]:
+    arm = build_arm("tooled", "gpus")
+    questions = [q for qs in load_sets(["gpus"]) for q in qs.questions]
+    await run_episode(questions[0], arm, "scripted/oracle")  # warm-up: imports, caches
+    episodes = []
+    started = time.perf_counter()
+    for _ in range(repeats):
+        for question in questions:
+            episodes.append(await run_episode(question, arm, "scripted/oracle"))
+    elapsed = time.perf_counter() - started
+    actions = sum(e.actions for e in episodes)
+    model_calls = sum(e.actions for e in episodes) + len(episodes)  # one more turn to answer
+    wall = sum(e.wall_seconds for e in episodes)
+    tool = sum(e.tool_seconds for e in episodes)
+    model = sum(e.model_seconds for e in episodes)
+    return {
+        "episodes": len(episodes),
+        "actions": actions,
+        "episodes_per_s": len(episodes) / elapsed,
+        "ms_per_action": 1000 * wall / actions,
+        "tool_ms_per_action": 1000 * tool / actions,
+        "model_ms_per_call": 1000 * model / model_calls,
+        "loop_ms_per_action": 1000 * (wall - tool - model) / actions,
+        "median_episode_ms": 1000 * statistics.median(e.wall_seconds for e in episodes),
+    }
+
+
+def main() -> None:
+    figures = asyncio.run(measure())
+    print(
+        f"harness: {figures['episodes']} oracle episodes, {figures['actions']} actions, "
+        f"{figures['episodes_per_s']:.1f} episodes/s, median episode "
+        f"{figures['median_episode_ms']:.1f} ms; per action {figures['ms_per_action']:.2f} ms "
+        f"of which tool {figures['tool_ms_per_action']:.2f} ms, harness loop "
+        f"{figures['loop_ms_per_action']:.2f} ms, the rest model turns "
+        f"({figures['model_ms_per_call']:.2f} ms per LiteLLM round trip to the scripted model)"
+    )
+
+
+if __name__ == "__main__":
+    main()

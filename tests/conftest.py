@@ -1,0 +1,24 @@
+import pytest
+
+import harness.models  # noqa: F401  (registers the scripted provider)
+from harness.models.scripted import SCRIPTS
+from harness.questions import load_set_file, set_path
+
+
+@pytest.fixture
+def gpu_design():
+    return load_set_file(set_path("gpus", "design"))
+
+
+@pytest.fixture
+def gpu_heldout():
+    return load_set_file(set_path("gpus", "heldout"))
+
+
+@pytest.fixture
+def script_registry():
+    """Lets a test register scripts; removes them afterwards."""
+    before = dict(SCRIPTS)
+    yield SCRIPTS
+    SCRIPTS.clear()
+    SCRIPTS.update(before)

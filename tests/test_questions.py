@@ -1,0 +1,131 @@
+"""Question files: loading, clear errors, references re-derived from data, the lock."""
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import UserError
+from harness.paths import QUESTIONS_DIR
+from harness.questions import (
+    AnswerExtraction,
+    freeze,
+    load_set_file,
+    load_sets,
+    unlocked_sets,
+    verify,
+)
+
+
+@pytest.fixture
+def bank(tmp_path):
+    """A scratch copy of the question bank, safe to edit."""
+    target = tmp_path / "questions"
+    shutil.copytree(QUESTIONS_DIR, target)
+    return target
+
+
+def edit_set(path: Path, edit) -> None:
+    raw = yaml.safe_load(path.read_text())
+    edit(raw)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+def test_the_committed_sets_verify_and_match_their_lock():
+    question_sets = load_sets()
+    assert {qs.key for qs in question_sets} >= {"gpus/design", "gpus/heldout"}
+    assert verify(question_sets) == []
+    assert unlocked_sets(question_sets) == []
+
+
+def test_each_gpu_set_has_five_questions_with_solutions(gpu_design, gpu_heldout):
+    for question_set in (gpu_design, gpu_heldout):
+        assert len(question_set.questions) == 5
+        for question in question_set.questions:
+            assert question.solutions["tooled"].calls
+            assert question.answer_format
+
+
+def test_the_black_screen_question_and_the_bandwidth_tie(gpu_design):
+    by_text = {q.id: q for q in gpu_design.questions}
+    crash = next(q for q in by_text.values() if "black screen" in q.text)
+    assert crash.answer == ["352"] and "GeForce RTX 2080 Ti" in crash.premise
+    tie = next(q for q in by_text.values() if "bandwidth" in q.text and len(q.answer) == 2)
+    assert sorted(tie.answer) == ["H200 NVL", "H200 SXM 141 GB"] and tie.tie_rule
+
+
+def test_a_changed_reference_fails_verify_naming_the_question(bank):
+    path = bank / "gpus" / "design.yaml"
+    edit_set(path, lambda raw: raw["questions"][0].update(answer=["384"]))
+    problems = verify([load_set_file(path)])
+    assert len(problems) == 1
+    assert problems[0].startswith("gpus-design-01:") and "384" in problems[0]
+
+
+def test_a_broken_derivation_is_reported_not_raised(bank):
+    path = bank / "gpus" / "heldout.yaml"
+    edit_set(path, lambda raw: raw["questions"][1]["derivation"].update(sql="SELECT nope FROM gpus"))
+    problems = verify([load_set_file(path)])
+    assert problems and "derivation failed" in problems[0]
+
+
+def test_an_unknown_field_names_the_question_and_the_field(bank):
+    path = bank / "gpus" / "design.yaml"
+    edit_set(path, lambda raw: raw["questions"][2].update(difficulty="hard"))
+    with pytest.raises(UserError, match=r"gpus-design-03: difficulty: unknown field"):
+        load_set_file(path)
+
+
+def test_malformed_yaml_is_a_user_error(bank):
+    path = bank / "gpus" / "design.yaml"
+    path.write_text("questions: [\n  - id: broken\n")
+    with pytest.raises(UserError, match="not valid YAML"):
+        load_set_file(path)
+
+
+def test_a_set_in_the_wrong_folder_is_refused(bank):
+    path = bank / "gpus" / "design.yaml"
+    edit_set(path, lambda raw: raw.update(set="heldout"))
+    with pytest.raises(UserError, match="lives at gpus/design"):
+        load_set_file(path)
+
+
+def test_unknown_domain_or_set_lists_the_choices(bank):
+    with pytest.raises(UserError, match="choose from: gpus"):
+        load_sets(["nosuch"], root=bank)
+    with pytest.raises(UserError, match="design, heldout"):
+        load_sets(["gpus"], ["nosuch"], root=bank)
+
+
+def test_the_lock_detects_an_edit_and_freeze_updates_it(bank):
+    lock = bank / "questions.lock"
+    sets = load_sets(root=bank)
+    assert unlocked_sets(sets, lock) == []
+    path = bank / "gpus" / "heldout.yaml"
+    edit_set(path, lambda raw: raw["questions"][0].update(text=raw["questions"][0]["text"] + " "))
+    edited = load_sets(root=bank)
+    assert unlocked_sets(edited, lock) == ["gpus/heldout"]
+    freeze(edited, lock)
+    assert unlocked_sets(edited, lock) == []
+
+
+def test_prompt_carries_premise_tie_rule_format_and_separator(gpu_design):
+    tie = next(q for q in gpu_design.questions if q.tie_rule)
+    prompt = tie.prompt()
+    for part in (tie.text, tie.tie_rule, tie.answer_format, repr(tie.separator)):
+        assert part in prompt
+
+
+def test_answer_extraction_rules():
+    result = {
+        "rows": [{"name": "A", "bw": 5.0}, {"name": "B", "bw": 5.0}, {"name": "C", "bw": 4.0}],
+        "aggregate": {"value": 19068.04},
+    }
+    rows = AnswerExtraction.model_validate({"from": "rows", "field": "name"})
+    ties = AnswerExtraction.model_validate({"from": "rows", "field": "name", "ties_on": "bw"})
+    agg = AnswerExtraction.model_validate({"from": "aggregate", "format": "{:.0f}"})
+    assert rows.apply(result) == ["A", "B", "C"]
+    assert ties.apply(result) == ["A", "B"]
+    assert agg.apply(result) == ["19068"]
+    with pytest.raises(ValueError):
+        AnswerExtraction.model_validate({"from": "rows"})
