@@ -48,10 +48,11 @@ class AnswerExtraction(Strict):
     """Which part of the last tool result forms the answer.
 
     `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
-    `aggregate`: the aggregate's value. `format` renders numbers (e.g. "{:.0f}").
+    `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
+    python tool). `format` renders numbers (e.g. "{:.0f}").
     """
 
-    source: Literal["rows", "aggregate"] = Field(alias="from")
+    source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
     field: str | None = None
     ties_on: str | None = None
     format: str | None = None
@@ -65,6 +66,8 @@ class AnswerExtraction(Strict):
     def apply(self, result: dict[str, Any]) -> list[str]:
         if self.source == "aggregate":
             return [render_value(result["aggregate"]["value"], self.format)]
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
         rows = result["rows"]
         if self.ties_on and rows:
             rows = [row for row in rows if row[self.ties_on] == rows[0][self.ties_on]]
