@@ -1,13 +1,5 @@
-"""Arms: the tool sets an agent gets. `tooled` = browsing tools + the domain's typed tools."""
-from __future__ import annotations
+"""Arms: the tool sets an agent gets. browsing = browser + python + http_get; tooled = browsing +
+the domain's typed tools. `ArmEnvironment` builds them for each run."""
+from arms.environment import ARM_NAMES, ArmEnvironment
 
-from typing import Callable
-
-from arms.base import Arm
-from arms.tooled import tooled_arm
-
-ARMS: dict[str, Callable[[str], Arm]] = {"tooled": tooled_arm}
-
-
-def build_arm(name: str, domain: str) -> Arm:
-    return ARMS[name](domain)
+__all__ = ["ARM_NAMES", "ArmEnvironment"]

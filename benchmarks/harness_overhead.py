@@ -11,7 +11,7 @@ import asyncio
 import statistics
 import time
 
-from arms import build_arm
+from arms import ArmEnvironment
 from harness.agent import run_episode
 from harness.questions import load_sets
 
@@ -19,15 +19,15 @@ REPEATS = 10
 
 
 async def measure(repeats: int = REPEATS) -> dict[str, float]:
-    arm = build_arm("tooled", "gpus")
     questions = [q for qs in load_sets(["gpus"]) for q in qs.questions]
-    await run_episode(questions[0], arm, "scripted/oracle")  # warm-up: imports, caches
-    episodes = []
-    started = time.perf_counter()
-    for _ in range(repeats):
-        for question in questions:
-            episodes.append(await run_episode(question, arm, "scripted/oracle"))
-    elapsed = time.perf_counter() - started
+    async with ArmEnvironment(["gpus"]) as env, env.open_arm("tooled", "gpus") as arm:
+        await run_episode(questions[0], arm, "scripted/oracle")  # warm-up: imports, caches
+        episodes = []
+        started = time.perf_counter()
+        for _ in range(repeats):
+            for question in questions:
+                episodes.append(await run_episode(question, arm, "scripted/oracle"))
+        elapsed = time.perf_counter() - started
     actions = sum(e.actions for e in episodes)
     model_calls = sum(e.actions for e in episodes) + len(episodes)  # one more turn to answer
     wall = sum(e.wall_seconds for e in episodes)

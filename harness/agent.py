@@ -26,6 +26,9 @@ You are a careful research agent. Answer the user's question using the tools you
 look the facts up rather than relying on memory. Each tool call counts against a budget of \
 {budget} tool calls.
 
+These sites are reachable (nothing else is):
+{resources}
+
 When you are done, reply without calling a tool. The last line of that reply must be:
 ANSWER: <your answer>
 If the answer has several items, put all of them on that one line, joined by the separator the \
@@ -34,12 +37,12 @@ question asks for. Write each item exactly in the format the question asks for, 
 StopReason = Literal["answered", "stopped", "budget", "infra_error"]
 
 
-def system_prompt(budget: int) -> str:
-    return SYSTEM_PROMPT.format(budget=budget)
+def system_prompt(budget: int, resources: str) -> str:
+    return SYSTEM_PROMPT.format(budget=budget, resources=resources)
 
 
-def prompt_hash(budget: int) -> str:
-    return hashlib.sha256(system_prompt(budget).encode()).hexdigest()
+def prompt_hash(budget: int, resources: str) -> str:
+    return hashlib.sha256(system_prompt(budget, resources).encode()).hexdigest()
 
 
 @dataclass
@@ -83,12 +86,13 @@ async def run_episode(
     model: str,
     *,
     budget: int = DEFAULT_BUDGET,
+    resources: str = "",
     completion_kwargs: dict[str, Any] | None = None,
 ) -> Episode:
     episode = Episode()
     started = time.perf_counter()
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(budget)},
+        {"role": "system", "content": system_prompt(budget, resources)},
         {"role": "user", "content": question.prompt()},
     ]
     try:

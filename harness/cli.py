@@ -21,8 +21,10 @@ app = typer.Typer(
 )
 questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
+replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on loopback.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
+app.add_typer(replicas_app, name="replicas")
 
 # Rich falls back to 80 columns when piped; the report table needs more to stay readable.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -167,6 +169,23 @@ def data_build(
         raise UserError(str(error)) from None
     for path in built:
         out.print(f"wrote {path}")
+
+
+@replicas_app.command("serve")
+def replicas_serve(
+    domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
+) -> None:
+    """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
+    from replicas.serve import endpoint, serve_forever
+
+    for name in domain or []:
+        endpoint(name)  # an unknown domain fails here, with the choices
+    from replicas.serve import REPLICAS
+
+    for name in domain or list(REPLICAS):
+        target = endpoint(name)
+        out.print(f"{name}: {target.base_url}/  (socket {target.socket_path})")
+    serve_forever(domain or None)
 
 
 def main() -> None:

@@ -10,8 +10,9 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arms import ARMS, build_arm
+from arms import ARM_NAMES, ArmEnvironment
 from arms.base import Arm
+from arms.environment import resources_prompt
 from graders.strict import grade
 from harness.agent import DEFAULT_BUDGET, Episode, prompt_hash, run_episode
 from harness.paths import ROOT
@@ -52,20 +53,7 @@ def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:
     ]
 
 
-class ArmCache:
-    """One Arm per (arm, domain): tools are built once per run set, not once per run."""
-
-    def __init__(self) -> None:
-        self._arms: dict[tuple[str, str], Arm] = {}
-
-    def get(self, arm: str, domain: str) -> Arm:
-        key = (arm, domain)
-        if key not in self._arms:
-            self._arms[key] = build_arm(arm, domain)
-        return self._arms[key]
-
-
-def manifest(question_sets: list[QuestionSet], config: RunConfig, arms: ArmCache) -> dict[str, Any]:
+def manifest(question_sets: list[QuestionSet], config: RunConfig, env: ArmEnvironment) -> dict[str, Any]:
     return {
         "created": dt.datetime.now(dt.UTC).isoformat(),
         "model": config.model,
@@ -78,12 +66,13 @@ def manifest(question_sets: list[QuestionSet], config: RunConfig, arms: ArmCache
         "git_commit": git_commit(),
         "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
         "tool_manifests": {
-            f"{arm}/{qs.domain}": arms.get(arm, qs.domain).manifest_hash()
+            f"{arm}/{qs.domain}": env.template(arm, qs.domain).manifest_hash()
             for qs in question_sets
             for arm in config.arms
         },
+        "replicas": {domain: target.base_url for domain, target in env.endpoints.items()},
         "data_hash": data_hash(),
-        "prompt_hash": prompt_hash(config.budget),
+        "prompt_hash": prompt_hash(config.budget, resources_prompt(env.endpoints)),
         "versions": {"python": platform.python_version(), "litellm": litellm_version()},
     }
 
@@ -104,7 +93,9 @@ def litellm_version() -> str:
     return version("litellm")
 
 
-def to_record(job: Job, config: RunConfig, episode: Episode, arm: Arm, transcript: str) -> RunRecord:
+def to_record(
+    job: Job, config: RunConfig, episode: Episode, arm: Arm, transcript: str, prompt_digest: str
+) -> RunRecord:
     infra = episode.stop_reason == "infra_error"
     graded = None if infra else grade(
         episode.answer, job.question.answer, job.question.separator, stop_reason=episode.stop_reason
@@ -137,7 +128,7 @@ def to_record(job: Job, config: RunConfig, episode: Episode, arm: Arm, transcrip
         question_set_hash=job.question_set.content_hash(),
         tool_manifest_hash=arm.manifest_hash(),
         data_hash=data_hash(),
-        prompt_hash=prompt_hash(config.budget),
+        prompt_hash=prompt_digest,
         transcript_path=transcript,
     )
 
@@ -145,10 +136,20 @@ def to_record(job: Job, config: RunConfig, episode: Episode, arm: Arm, transcrip
 async def run_set(
     question_sets: list[QuestionSet], config: RunConfig, store: RunSetStore, *, show_progress: bool = True
 ) -> list[RunRecord]:
-    arms = ArmCache()
     jobs = plan(question_sets, config)
-    store.create(manifest(question_sets, config, arms))
+    async with ArmEnvironment([qs.domain for qs in question_sets]) as env:
+        store.create(manifest(question_sets, config, env))
+        records = await run_jobs(jobs, config, store, env, show_progress)
+    store.finish()
+    return records
+
+
+async def run_jobs(
+    jobs: list[Job], config: RunConfig, store: RunSetStore, env: ArmEnvironment, show_progress: bool
+) -> list[RunRecord]:
     semaphore = asyncio.Semaphore(config.concurrency)
+    resources = resources_prompt(env.endpoints)
+    prompt_digest = prompt_hash(config.budget, resources)
     records: list[RunRecord] = []
 
     with Progress(
@@ -158,32 +159,28 @@ async def run_set(
         TextColumn("{task.fields[correct]} correct"),
         TimeElapsedColumn(),
         disable=not show_progress,
-        transient=False,
     ) as progress:
-        task = progress.add_task(f"{config.model}", total=len(jobs), correct=0)
+        task = progress.add_task(config.model, total=len(jobs), correct=0)
 
         async def run_one(job: Job) -> None:
-            async with semaphore:
-                arm = arms.get(job.arm, job.question.domain)
+            async with semaphore, env.open_arm(job.arm, job.question.domain) as arm:
                 episode = await run_episode(
                     job.question,
                     arm,
                     config.model,
                     budget=config.budget,
+                    resources=resources,
                     completion_kwargs=config.completion_kwargs,
                 )
                 transcript = store.write_transcript(job.run_id, episode.transcript)
-                record = to_record(job, config, episode, arm, transcript)
+                record = to_record(job, config, episode, arm, transcript, prompt_digest)
                 store.append(record)
                 records.append(record)
-                progress.update(
-                    task, advance=1, correct=sum(bool(r.correct) for r in records)
-                )
+                progress.update(task, advance=1, correct=sum(bool(r.correct) for r in records))
 
         await asyncio.gather(*(run_one(job) for job in jobs))
-    store.finish()
     return records
 
 
 def known_arms() -> list[str]:
-    return list(ARMS)
+    return list(ARM_NAMES)

@@ -50,10 +50,14 @@ class ReplicaSpec:
     domain: str
     app: str  # "module:factory", the factory returns an ASGI app
     offset: int  # port = port base + offset; fixed, so a domain's port never moves
+    title: str  # how every arm's system prompt names it
 
 
 REPLICAS: dict[str, ReplicaSpec] = {
-    spec.domain: spec for spec in (ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0),)
+    spec.domain: spec
+    for spec in (
+        ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0, "GPU specification database (website)"),
+    )
 }
 
 

@@ -22,3 +22,12 @@ def script_registry():
     yield SCRIPTS
     SCRIPTS.clear()
     SCRIPTS.update(before)
+
+
+@pytest.fixture(scope="session")
+async def arm_env():
+    """One replica server and one browser for the whole session, as a run set has."""
+    from arms import ArmEnvironment
+
+    async with ArmEnvironment(["gpus"]) as env:
+        yield env

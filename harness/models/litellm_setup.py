@@ -15,12 +15,21 @@ def configure_litellm() -> None:
     litellm.drop_params = True
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)
 
+    from harness.models.local import LOCAL_MODELS
+    from harness.models.local import PROVIDER as local
     from harness.models.scripted import PROVIDER as scripted
 
-    providers = [entry for entry in litellm.custom_provider_map if entry["provider"] != "scripted"]
-    litellm.custom_provider_map = [*providers, {"provider": "scripted", "custom_handler": scripted}]
+    ours = {"scripted": scripted, "local": local}
+    providers = [entry for entry in litellm.custom_provider_map if entry["provider"] not in ours]
+    litellm.custom_provider_map = [
+        *providers,
+        *({"provider": name, "custom_handler": handler} for name, handler in ours.items()),
+    ]
     custom_llm_setup()
 
+    # A local model costs nothing per token by default; `--price` on `bench run` overrides.
+    for name in LOCAL_MODELS:
+        register_price(f"local/{name}", 0.0, 0.0)
     from harness.models import scripts  # noqa: F401  (registers the built-in scripts)
 
 

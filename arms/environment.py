@@ -1,0 +1,87 @@
+"""What arms need from a run set: the domains' replicas running and one browser.
+
+Started once per run set (`async with ArmEnvironment(domains) as env`), it hands each run its own
+arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
+run, plus the stateless python/http_get tools and the domain's typed tools.
+"""
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from arms.base import Arm, Tool
+from arms.browser import Browser, BrowserSession
+from arms.sandbox import ReplicaRoute
+from arms.tools import TOOLS_BY_DOMAIN
+from arms.tools.browser_tools import browser_tools
+from arms.tools.web_tools import web_tools
+from harness.errors import UserError
+from replicas.serve import REPLICAS, ReplicaEndpoint, endpoint, ensure_replicas
+
+ARM_NAMES = ("browsing", "tooled")
+
+
+def typed_tools(domain: str) -> list[Tool]:
+    tool_classes = TOOLS_BY_DOMAIN.get(domain)
+    if tool_classes is None:
+        raise UserError(f"no typed tools for domain {domain!r}; domains: {', '.join(TOOLS_BY_DOMAIN)}")
+    return [cls() for cls in tool_classes]
+
+
+def check_arm(name: str, domain: str) -> None:
+    if name not in ARM_NAMES:
+        raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARM_NAMES)}")
+    if domain not in REPLICAS:
+        raise UserError(f"no replica for domain {domain!r}; replicas: {', '.join(REPLICAS)}")
+
+
+def arm_tools(name: str, domain: str, session: BrowserSession | None, web: list[Tool]) -> list[Tool]:
+    """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
+    tools = [*browser_tools(session), *web]
+    return tools + typed_tools(domain) if name == "tooled" else tools
+
+
+def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
+    """The replica addresses every arm is told about (same words for every arm)."""
+    return "\n".join(
+        f"- {REPLICAS[domain].title}: {target.base_url}/" for domain, target in sorted(endpoints.items())
+    )
+
+
+class ArmEnvironment:
+    def __init__(self, domains: list[str]):
+        self.domains = sorted(set(domains))
+        self.endpoints: dict[str, ReplicaEndpoint] = {}
+        self.browser: Browser | None = None
+        self._web: dict[str, list[Tool]] = {}
+
+    async def __aenter__(self) -> ArmEnvironment:
+        self.endpoints = await asyncio.to_thread(ensure_replicas, self.domains)
+        self.browser = await Browser().start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.browser is not None:
+            await self.browser.close()
+
+    def web(self, domain: str) -> list[Tool]:
+        if domain not in self._web:
+            target = self.endpoints.get(domain) or endpoint(domain)
+            self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
+        return self._web[domain]
+
+    def template(self, name: str, domain: str) -> Arm:
+        """The arm's tools without a live browser: enough for schemas and the manifest hash."""
+        check_arm(name, domain)
+        return Arm(name, arm_tools(name, domain, None, self.web(domain)))
+
+    @asynccontextmanager
+    async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
+        check_arm(name, domain)
+        assert self.browser is not None, "use `async with ArmEnvironment(...)`"
+        session = await self.browser.new_session([self.endpoints[domain].base_url])
+        try:
+            yield Arm(name, arm_tools(name, domain, session, self.web(domain)))
+        finally:
+            await session.close()
