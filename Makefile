@@ -29,6 +29,8 @@ test: setup
 bench: setup
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
+	$(BIN)/python benchmarks/browser_latency.py
+	$(BIN)/python benchmarks/sandbox_startup.py
 
 data: setup
 	$(BIN)/bench data build
