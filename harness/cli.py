@@ -88,7 +88,7 @@ def report(
     run_sets: Annotated[list[Path], typer.Argument(help="A run set folder; give two (A then B) to compare them.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
 ) -> None:
-    """Print a run set's tables and write report.md beside it; or compare two run sets."""
+    """Print a run set's tables and write report.md, report.html and plots beside it; or compare two run sets."""
     if len(run_sets) > 2:
         raise UserError("give one run set to report on, or two to compare")
     if len(run_sets) == 2:
@@ -135,6 +135,21 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
         out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
     for table in comparison.tables():
         out.print(to_rich(table))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id, e.g. gpus-heldout-03.tooled.r1.")],
+    run_set: Annotated[Optional[Path], typer.Option(help="The run set holding it (default: the newest under results/ that does).")] = None,
+    full: Annotated[bool, typer.Option(help="Show system prompts and tool results in full.")] = False,
+) -> None:
+    """Show one run's transcript: messages, tool calls and results, the answer and its grade."""
+    from harness.paths import RESULTS_DIR
+    from harness.show import render
+    from harness.transcript import locate, read_turns, reference_answer
+
+    store, record = locate(run_id, run_set, RESULTS_DIR)
+    out.print(render(record, read_turns(store.directory, record), reference_answer(record), full=full))
 
 
 @questions_app.command("verify")

@@ -124,13 +124,15 @@ def bench_here(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
     return exit_.value.code, captured.out, captured.err
 
 
-def test_report_of_two_arms_prints_the_paired_comparison(two_arm_run_set, monkeypatch, capsys):
+def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, monkeypatch, capsys):
     directory = two_arm_run_set.directory
     code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory))
     assert code == 0
     for needle in ("Paired comparison: tooled vs browsing", "0.0156", "Questions that differ",
                    "gpus-heldout-01", "pass@3", "wrong separator", "gpu_query"):
         assert needle in out, needle
+    assert (directory / "report.html").exists() and (directory / "plots" / "cost_accuracy.png").exists()
+    assert (directory / "transcripts" / "gpus-design-01.browsing.r0.html").exists()
     assert "## Paired comparison: tooled vs browsing" in (directory / "report.md").read_text()
 
     code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory), "--json")
@@ -163,11 +165,23 @@ def test_report_compares_two_run_sets(two_arm_run_set, tmp_path, monkeypatch, ca
     assert flip["unit"] == ["gpus", "design", "browsing", "gpus-design-01"] and flip["delta"] == 1.0
 
 
+def test_show_prints_one_transcript(two_arm_run_set, monkeypatch, capsys):
+    code, out, _ = bench_here(monkeypatch, capsys, "show", "gpus-design-02.browsing.r0",
+                              "--run-set", str(two_arm_run_set.directory))
+    assert code == 0 and "wrong_separator" in out and "→ browser" in out
+
+
 @pytest.mark.parametrize("args,needle", [
+    (["show", "nosuch", "--run-set", "{run_set}"], "no run 'nosuch'"),
+    (["show", "x", "--run-set", "{empty}"], "is not a run set"),
     (["report", "{run_set}", "{empty}"], "is not a run set"),
     (["report", "{run_set}", "{run_set}", "{run_set}"], "give one run set"),
 ])
-def test_bad_report_input_is_one_message(two_arm_run_set, tmp_path, monkeypatch, capsys, args, needle):
+def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, monkeypatch, capsys, args, needle):
     paths = {"run_set": str(two_arm_run_set.directory), "empty": str(tmp_path)}
     code, out, err = bench_here(monkeypatch, capsys, *(a.format(**paths) for a in args))
     assert code == 2 and needle in err and "Traceback" not in out + err
+
+
+def test_show_an_unknown_run_as_a_user_runs_it(two_arm_run_set):
+    assert_user_error(bench("show", "nosuch", "--run-set", str(two_arm_run_set.directory)), "no run 'nosuch'")
