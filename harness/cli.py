@@ -58,7 +58,6 @@ def run(
     from harness.models.preflight import check_model
     from harness.paths import RESULTS_DIR
     from harness.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
-    from harness.report import summarize
     from harness.runner import RunConfig, known_arms, run_set
     from harness.store import RunSetStore
 
@@ -83,34 +82,76 @@ def run(
     except KeyboardInterrupt:
         err.print(f"interrupted: finished runs are kept in {store.runs_path}")
         raise typer.Exit(130) from None
-    print_report(target, summarize(store.records()))
+    print_report(target)
 
 
 @app.command()
 def report(
-    run_set: Annotated[Path, typer.Argument(help="A run set folder (holds runs.jsonl).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    run_sets: Annotated[list[Path], typer.Argument(help="A run set folder; give two (A then B) to compare them.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
 ) -> None:
-    """Print the study-style table for a run set and write report.md beside it."""
-    from harness.report import summarize
-    from harness.store import open_run_set
+    """Print a run set's tables and write report.md, report.html and plots beside it; or compare two run sets."""
+    if len(run_sets) > 2:
+        raise UserError("give one run set to report on, or two to compare")
+    if len(run_sets) == 2:
+        compare_run_sets(*run_sets, as_json=as_json)
+    elif as_json:
+        from harness.publish import as_json as report_json, dumps
+        from harness.store import open_run_set
 
-    rows = summarize(open_run_set(run_set).records())
+        print(dumps(report_json(open_run_set(run_sets[0]).records())))
+    else:
+        print_report(run_sets[0])
+
+
+def print_report(run_set: Path) -> None:
+    from harness.publish import title_of, write_report
+    from harness.store import open_run_set
+    from harness.tables import to_rich
+
+    store = open_run_set(run_set)
+    tables, written = write_report(store)
+    out.print(f"[bold]{title_of(store)}[/bold]", highlight=False)
+    for table in tables:
+        out.print(to_rich(table))
+    out.print("report written to " + ", ".join(str(path) for path in written), highlight=False)
+
+
+def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
+    from harness.compare import compare_run_sets as compare, manifest_differences, run_set_labels
+    from harness.publish import dumps, read_manifest
+    from harness.store import open_run_set
+    from harness.tables import to_rich
+
+    store_a, store_b = open_run_set(a), open_run_set(b)
+    manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
+    name_a, name_b = run_set_labels(a, b)
+    differences = manifest_differences(manifest_a, manifest_b)
+    comparison = compare(store_a.records(), store_b.records(), name_a, name_b)
     if as_json:
-        print(json.dumps([row.to_json() for row in rows], indent=2))
+        print(dumps({"run_set_a": str(a), "run_set_b": str(b), "differences": differences, **comparison.to_json()}))
         return
-    print_report(run_set, rows)
+    out.print(f"[bold]A = {name_a}[/bold]: {a} (model {manifest_a.get('model', '?')})", highlight=False)
+    out.print(f"[bold]B = {name_b}[/bold]: {b} (model {manifest_b.get('model', '?')})", highlight=False)
+    for difference in differences:
+        out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
+    for table in comparison.tables():
+        out.print(to_rich(table))
 
 
-def print_report(run_set: Path, rows) -> None:
-    from harness.report import markdown_table, rich_table
-    from harness.store import open_run_set
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id, e.g. gpus-heldout-03.tooled.r1.")],
+    run_set: Annotated[Optional[Path], typer.Option(help="The run set holding it (default: the newest under results/ that does).")] = None,
+    full: Annotated[bool, typer.Option(help="Show system prompts and tool results in full.")] = False,
+) -> None:
+    """Show one run's transcript: messages, tool calls and results, the answer and its grade."""
+    from harness.paths import RESULTS_DIR
+    from harness.show import render
+    from harness.transcript import locate, read_turns, reference_answer
 
-    model = open_run_set(run_set).manifest().get("model", "?")
-    title = f"armbench — {model} — {run_set}"
-    out.print(rich_table(rows, title))
-    (run_set / "report.md").write_text(markdown_table(rows, title), encoding="utf-8")
-    out.print(f"report written to {run_set / 'report.md'}")
+    store, record = locate(run_id, run_set, RESULTS_DIR)
+    out.print(render(record, read_turns(store.directory, record), reference_answer(record), full=full))
 
 
 @questions_app.command("verify")

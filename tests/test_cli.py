@@ -45,7 +45,7 @@ def test_run_all_gpu_sets_three_times_is_30_of_30(tmp_path):
     assert (out / "report.md").exists() and (out / "runs.parquet").exists()
 
     as_json = bench("report", str(out), "--json")
-    rows = json.loads(as_json.stdout)
+    rows = json.loads(as_json.stdout)["rows"]
     assert [(r["set"], r["correct"], r["graded"]) for r in rows] == [("design", 15, 15), ("heldout", 15, 15)]
 
 
@@ -111,3 +111,77 @@ def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
 
 def test_report_on_a_folder_that_is_not_a_run_set(tmp_path):
     assert_user_error(bench("report", str(tmp_path)), "not a run set")
+
+
+def bench_here(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """`bench ARGS` in this process (fast): exit code, stdout, stderr."""
+    from harness.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["bench", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    captured = capsys.readouterr()
+    return exit_.value.code, captured.out, captured.err
+
+
+def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, monkeypatch, capsys):
+    directory = two_arm_run_set.directory
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory))
+    assert code == 0
+    for needle in ("Paired comparison: tooled vs browsing", "0.0156", "Questions that differ",
+                   "gpus-heldout-01", "pass@3", "wrong separator", "gpu_query"):
+        assert needle in out, needle
+    assert (directory / "report.html").exists() and (directory / "plots" / "cost_accuracy.png").exists()
+    assert (directory / "transcripts" / "gpus-design-01.browsing.r0.html").exists()
+    assert "## Paired comparison: tooled vs browsing" in (directory / "report.md").read_text()
+
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory), "--json")
+    data = json.loads(out)
+    [arms] = data["arm_comparisons"]
+    assert (arms["a"], arms["b"]) == ("browsing", "tooled")
+    assert arms["paired"][-1]["p_value"] == pytest.approx(2 / 2**7)
+
+
+def test_report_compares_two_run_sets(two_arm_run_set, tmp_path, monkeypatch, capsys):
+    before = two_arm_run_set.directory
+    after = tmp_path / "after"
+    shutil.copytree(before, after)
+    lines = [json.loads(line) for line in (after / "runs.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line["question_id"] == "gpus-design-01" and line["arm"] == "browsing":
+            line.update(correct=True, outcome="fully_correct", miss_reason=None)
+    (after / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    manifest = json.loads((after / "manifest.json").read_text())
+    (after / "manifest.json").write_text(json.dumps({**manifest, "model": "scripted/other"}))
+
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(before), str(after))
+    assert code == 0
+    assert "Accuracy per set: after vs two-arms" in out and "+20 pp" in out
+    assert "Flips: after vs two-arms" in out and "gpus-design-01" in out and "better" in out
+    assert "model scripted/other" in out
+
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(before), str(after), "--json")
+    [flip] = json.loads(out)["flips"]
+    assert flip["unit"] == ["gpus", "design", "browsing", "gpus-design-01"] and flip["delta"] == 1.0
+
+
+def test_show_prints_one_transcript(two_arm_run_set, monkeypatch, capsys):
+    code, out, _ = bench_here(monkeypatch, capsys, "show", "gpus-design-02.browsing.r0",
+                              "--run-set", str(two_arm_run_set.directory))
+    assert code == 0 and "wrong_separator" in out and "→ browser" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["show", "nosuch", "--run-set", "{run_set}"], "no run 'nosuch'"),
+    (["show", "x", "--run-set", "{empty}"], "is not a run set"),
+    (["report", "{run_set}", "{empty}"], "is not a run set"),
+    (["report", "{run_set}", "{run_set}", "{run_set}"], "give one run set"),
+])
+def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, monkeypatch, capsys, args, needle):
+    paths = {"run_set": str(two_arm_run_set.directory), "empty": str(tmp_path)}
+    code, out, err = bench_here(monkeypatch, capsys, *(a.format(**paths) for a in args))
+    assert code == 2 and needle in err and "Traceback" not in out + err
+
+
+def test_show_an_unknown_run_as_a_user_runs_it(two_arm_run_set):
+    assert_user_error(bench("show", "nosuch", "--run-set", str(two_arm_run_set.directory)), "no run 'nosuch'")

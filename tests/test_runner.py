@@ -4,10 +4,11 @@ import json
 import polars as pl
 import pytest
 
-from harness.report import markdown_table, summarize
+from harness.report import summarize, summary_table
 from harness.runner import RunConfig, plan, run_set
 from harness.stats import wilson_interval
 from harness.store import RunRecord, RunSetStore, open_run_set
+from harness.tables import to_markdown
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ async def test_report_rows(oracle_run):
         ("design", "tooled", 15, 15),
         ("heldout", "tooled", 15, 15),
     ]
-    assert "| gpus | design | tooled | 15/15 |" in markdown_table(rows, "t")
+    assert "| gpus | design | tooled | 15/15 |" in to_markdown(summary_table(rows))
 
 
 async def test_an_existing_run_set_is_not_overwritten(oracle_run, gpu_design):

@@ -1,0 +1,71 @@
+"""A table as data (title, columns, cells, note), rendered to the terminal, Markdown or HTML.
+
+Each report table is built once as a `Table`; the renderers never compute anything.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.table import Table as RichTable
+from rich.text import Text
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+    key_columns: int = 3  # the leading columns that name the row (left-aligned); the rest are figures
+    empty: str = "nothing to show"
+
+    def align(self, index: int) -> str:
+        return "left" if index < self.key_columns else "right"
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+
+
+def number(value: float | None, spec: str = "g") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def percent(value: float | None, spec: str = ".0%") -> str:
+    return number(value, spec)
+
+
+def points(value: float | None) -> str:
+    """An accuracy difference in percentage points (never a relative change)."""
+    return "—" if value is None else f"{value * 100:+.0f} pp"
+
+
+def usd(value: float | None, spec: str = ".4f") -> str:
+    """Cost in dollars; None means the price is unknown (never shown as $0)."""
+    return "unknown" if value is None else f"${value:{spec}}"
+
+
+def to_rich(table: Table) -> RenderableType:
+    if not table.rows:
+        return Text.assemble((table.title, "bold"), f": {table.empty}\n")
+    rendered = RichTable(title=table.title, caption=table.note or None, caption_justify="left")
+    for index, column in enumerate(table.columns):
+        rendered.add_column(column, justify=table.align(index))
+    for row in table.rows:
+        rendered.add_row(*row)
+    return rendered
+
+
+def to_markdown(table: Table) -> str:
+    lines = [f"## {table.title}", ""]
+    if table.rows:
+        lines.append("| " + " | ".join(table.columns) + " |")
+        lines.append("|" + "".join("---|" if table.align(i) == "left" else "---:|" for i in range(len(table.columns))))
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+    else:
+        lines.append(f"_{table.empty}_")
+    if table.note:
+        lines += ["", table.note]
+    return "\n".join(lines) + "\n"
