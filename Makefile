@@ -4,7 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench data clean
+.PHONY: setup demo test bench data local-model clean
+
+# llama.cpp built for any x86-64 with AVX2, not -march=native: its AMX kernels crash in batched
+# decoding on these VMs. --no-cache-dir: a cached native wheel would otherwise be reused.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 setup: $(STAMP)
 
@@ -31,6 +35,10 @@ bench: setup
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/sandbox_startup.py
+
+local-model: setup
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'
+	$(BIN)/python -m harness.models.weights
 
 data: setup
 	$(BIN)/bench data build

