@@ -7,10 +7,12 @@ structured error result, so nothing a model sends can raise out of the loop.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -54,15 +56,8 @@ class Tool(ABC):
         """Do the work; raise ToolError for problems the model can fix."""
 
     def schema(self) -> dict[str, Any]:
-        """The OpenAI/LiteLLM `tools` entry for this tool."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.Args.model_json_schema(),
-            },
-        }
+        """The OpenAI/LiteLLM `tools` entry for this tool (a fresh copy: callers may mutate it)."""
+        return copy.deepcopy(_schema_of(type(self)))
 
     async def invoke(self, arguments: str | dict[str, Any] | None) -> ToolOutcome:
         try:
@@ -80,6 +75,19 @@ class Tool(ABC):
                 is_error=True,
             )
         return ToolOutcome(result, is_error=False)
+
+
+@cache
+def _schema_of(tool_type: type[Tool]) -> dict[str, Any]:
+    """Built once per tool class: the agent sends it on every model call."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool_type.name,
+            "description": tool_type.description,
+            "parameters": tool_type.Args.model_json_schema(),
+        },
+    }
 
 
 def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:

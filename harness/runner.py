@@ -1,55 +1,32 @@
-"""Plan (question x arm x repeat), run every episode, grade it and record it as it finishes."""
+"""Run a plan on a pool of workers; grade each episode and append its record as it finishes.
+
+`concurrency` workers pull jobs from one shared iterator, so memory holds that many episodes
+however large the plan. A run set stops early in three ways, with every finished record on disk:
+- Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
+- the run-set cost cap: no new run starts; runs in flight finish and are recorded.
+- more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
+"""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import platform
-import subprocess
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import AsyncIterator, Callable
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from arms import ARMS, build_arm
 from arms.base import Arm
-from graders.strict import grade
-from harness.agent import DEFAULT_BUDGET, Episode, prompt_hash, run_episode
-from harness.paths import ROOT
-from harness.questions import Question, QuestionSet
+from harness.agent import run_episode
+from harness.client import ModelClient
+from harness.errors import UserError
+from harness.manifest import build_manifest, record_resume, resume_differences
+from harness.plan import Job, RunConfig, plan
+from harness.questions import QuestionSet
+from harness.ratelimit import RpmLimiter
+from harness.recording import to_record
 from harness.store import RunRecord, RunSetStore
-from replicas.data import data_hash
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    model: str
-    arms: list[str]
-    runs: int = 1
-    budget: int = DEFAULT_BUDGET
-    concurrency: int = 1
-    completion_kwargs: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Job:
-    question: Question
-    question_set: QuestionSet
-    arm: str
-    repeat: int
-
-    @property
-    def run_id(self) -> str:
-        return f"{self.question.id}.{self.arm}.r{self.repeat}"
-
-
-def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:
-    return [
-        Job(question, question_set, arm, repeat)
-        for question_set in question_sets
-        for question in question_set.questions
-        for arm in config.arms
-        for repeat in range(config.runs)
-    ]
 
 
 class ArmCache:
@@ -65,124 +42,189 @@ class ArmCache:
         return self._arms[key]
 
 
-def manifest(question_sets: list[QuestionSet], config: RunConfig, arms: ArmCache) -> dict[str, Any]:
-    return {
-        "created": dt.datetime.now(dt.UTC).isoformat(),
-        "model": config.model,
-        "config": {
-            "arms": config.arms,
-            "runs": config.runs,
-            "budget": config.budget,
-            "concurrency": config.concurrency,
-        },
-        "git_commit": git_commit(),
-        "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
-        "tool_manifests": {
-            f"{arm}/{qs.domain}": arms.get(arm, qs.domain).manifest_hash()
-            for qs in question_sets
-            for arm in config.arms
-        },
-        "data_hash": data_hash(),
-        "prompt_hash": prompt_hash(config.budget),
-        "versions": {"python": platform.python_version(), "litellm": litellm_version()},
-    }
+WorkerScope = Callable[[int], AbstractAsyncContextManager[ArmCache]]
+"""Opens what worker `i` needs for all its runs and yields the arms it runs them with.
+
+The seam for per-worker resources: the browsing arm will open one browser per worker here.
+"""
 
 
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return out.stdout.strip()
+def shared_arms(arms: ArmCache) -> WorkerScope:
+    """The default scope: every worker uses the same arms (typed tools keep no per-run state)."""
+
+    @asynccontextmanager
+    async def scope(_worker: int) -> AsyncIterator[ArmCache]:
+        yield arms
+
+    return scope
 
 
-def litellm_version() -> str:
-    from importlib.metadata import version
+@dataclass
+class RunSetResult:
+    records: list[RunRecord]  # the runs this call finished (not those a resume found done)
+    planned: int
+    already_done: int
+    halted: str | None = None  # why planned runs were left undone
 
-    return version("litellm")
+
+class RunSetFailed(Exception):
+    def __init__(self, message: str, result: RunSetResult):
+        super().__init__(message)
+        self.result = result
 
 
-def to_record(job: Job, config: RunConfig, episode: Episode, arm: Arm, transcript: str) -> RunRecord:
-    infra = episode.stop_reason == "infra_error"
-    graded = None if infra else grade(
-        episode.answer, job.question.answer, job.question.separator, stop_reason=episode.stop_reason
-    )
-    return RunRecord(
-        run_id=job.run_id,
-        question_id=job.question.id,
-        domain=job.question.domain,
-        set=job.question.set,
-        arm=job.arm,
-        repeat=job.repeat,
-        model=config.model,
-        provider=episode.provider,
-        answer=episode.answer,
-        correct=None if graded is None else graded.correct,
-        outcome=None if graded is None else graded.outcome.value,
-        miss_reason=None if graded is None or graded.miss_reason is None else graded.miss_reason.value,
-        stop_reason=episode.stop_reason,
-        error=episode.error,
-        error_kind="infra" if infra else None,
-        cost_usd=episode.usage.cost_usd,
-        prompt_tokens=episode.usage.prompt_tokens,
-        completion_tokens=episode.usage.completion_tokens,
-        actions=episode.actions,
-        actions_by_tool=dict(episode.actions_by_tool),
-        tool_errors=episode.tool_errors,
-        wall_seconds=episode.wall_seconds,
-        model_seconds=episode.model_seconds,
-        tool_seconds=episode.tool_seconds,
-        question_set_hash=job.question_set.content_hash(),
-        tool_manifest_hash=arm.manifest_hash(),
-        data_hash=data_hash(),
-        prompt_hash=prompt_hash(config.budget),
-        transcript_path=transcript,
-    )
+class _TooManyInfraErrors(Exception):
+    pass
+
+
+class Tally:
+    """Run-set totals the stop rules read, counting the runs a resume found done."""
+
+    def __init__(self, records: list[RunRecord]):
+        self.cost_usd = 0.0
+        self.infra_errors = 0
+        self.correct = 0
+        for record in records:
+            self.add(record)
+
+    def add(self, record: RunRecord) -> None:
+        self.cost_usd += record.cost_usd or 0.0  # with a cost cap, an unpriced call is an infra error
+        self.infra_errors += record.error_kind == "infra"
+        self.correct += bool(record.correct)
 
 
 async def run_set(
-    question_sets: list[QuestionSet], config: RunConfig, store: RunSetStore, *, show_progress: bool = True
-) -> list[RunRecord]:
+    question_sets: list[QuestionSet],
+    config: RunConfig,
+    store: RunSetStore,
+    *,
+    resume: bool = False,
+    show_progress: bool = True,
+    worker_scope: WorkerScope | None = None,
+) -> RunSetResult:
     arms = ArmCache()
     jobs = plan(question_sets, config)
-    store.create(manifest(question_sets, config, arms))
-    semaphore = asyncio.Semaphore(config.concurrency)
-    records: list[RunRecord] = []
+    tool_manifests = {
+        f"{arm}/{qs.domain}": arms.get(arm, qs.domain).manifest_hash()
+        for qs in question_sets
+        for arm in config.arms
+    }
+    manifest = build_manifest(question_sets, config, tool_manifests)
+    previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
+    done = {record.run_id for record in previous}
+    pending = iter([job for job in jobs if job.run_id not in done])
+    result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
+    tally = Tally(previous)
+    limiter = RpmLimiter(config.rpm) if config.rpm else None
+    client = ModelClient(
+        config.model, config.completion_kwargs, config.retry, config.request_timeout, limiter
+    )
+    scope = worker_scope or shared_arms(arms)
 
-    with Progress(
+    async def run_one(job: Job, worker_arms: ArmCache) -> RunRecord:
+        arm = worker_arms.get(job.arm, job.question.domain)
+        episode = await run_episode(
+            job.question, arm, client, budget=config.budget, limits=config.run_limits
+        )
+        record = to_record(
+            job,
+            config,
+            episode,
+            question_set_hash=manifest["question_sets"][job.question_set.key],
+            tool_manifest_hash=tool_manifests[job.tool_key],
+            transcript_path=store.write_transcript(job.run_id, episode.transcript),
+        )
+        store.append(record)
+        return record
+
+    with _progress(show_progress) as progress:
+        task = progress.add_task(config.model, total=len(jobs), completed=len(done), correct=tally.correct)
+
+        async def worker(index: int) -> None:
+            async with scope(index) as worker_arms:
+                for job in pending:
+                    if result.halted:
+                        return
+                    record = await run_one(job, worker_arms)
+                    result.records.append(record)
+                    tally.add(record)
+                    progress.update(task, advance=1, correct=tally.correct)
+                    _warn(progress.console, record)
+                    if config.max_infra_errors is not None and tally.infra_errors > config.max_infra_errors:
+                        raise _TooManyInfraErrors(record.error)
+                    result.halted = _cost_cap(config, tally, store)
+
+        result.halted = _cost_cap(config, tally, store)  # a resumed set may have spent it already
+        try:
+            async with asyncio.TaskGroup() as group:
+                for index in range(config.concurrency):
+                    group.create_task(worker(index))
+        except* _TooManyInfraErrors as failures:
+            store.finish()
+            last_error = failures.exceptions[0].args[0]
+            raise RunSetFailed(
+                f"{tally.infra_errors} runs ended as infra errors, more than --max-infra-errors "
+                f"{config.max_infra_errors}: stopped. Last error: {last_error}. Finished runs are "
+                f"kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
+                result,
+            ) from None
+    store.finish()
+    if result.already_done + len(result.records) == result.planned:
+        result.halted = None  # the cap was reached by the last run: nothing was left undone
+    return result
+
+
+def _create(store: RunSetStore, manifest: dict) -> list[RunRecord]:
+    store.create(manifest)
+    return []
+
+
+def _reopen(store: RunSetStore, manifest: dict, config: RunConfig) -> list[RunRecord]:
+    """The finished runs of a stopped run set, once it is known to measure the same thing."""
+    if not store.manifest_path.exists() or not store.runs_path.exists():
+        raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
+    stored = store.manifest()
+    problems = resume_differences(stored, manifest)
+    if problems:
+        raise UserError(f"cannot resume {store.directory}, it differs from this command: " + "; ".join(problems))
+    store.reopen()
+    store.write_manifest(record_resume(stored, config))
+    return store.records()
+
+
+def _cost_cap(config: RunConfig, tally: Tally, store: RunSetStore) -> str | None:
+    """The message that halts the run set once its cost cap is spent, else None."""
+    if config.max_cost is None or tally.cost_usd < config.max_cost:
+        return None
+    return (
+        f"run-set cost cap reached: ${tally.cost_usd:.4f} spent, cap ${config.max_cost:.4f}; no "
+        "further runs were started. To finish the set, run the same command with a higher "
+        f"--max-cost and --resume {store.directory}"
+    )
+
+
+def _warn(console: Console, record: RunRecord) -> None:
+    if record.empty_tool_args:
+        console.print(
+            f"[yellow]warning:[/yellow] {record.run_id}: {record.empty_tool_args} tool call(s) arrived "
+            "with empty arguments for a tool that requires some — the provider may be dropping "
+            "them (check with `bench doctor`)",
+            highlight=False,
+        )
+    if record.error_kind == "infra":
+        console.print(f"[red]infra error:[/red] {record.run_id}: {record.error}", highlight=False)
+
+
+def _progress(show: bool) -> Progress:
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[correct]} correct"),
         TimeElapsedColumn(),
-        disable=not show_progress,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(f"{config.model}", total=len(jobs), correct=0)
-
-        async def run_one(job: Job) -> None:
-            async with semaphore:
-                arm = arms.get(job.arm, job.question.domain)
-                episode = await run_episode(
-                    job.question,
-                    arm,
-                    config.model,
-                    budget=config.budget,
-                    completion_kwargs=config.completion_kwargs,
-                )
-                transcript = store.write_transcript(job.run_id, episode.transcript)
-                record = to_record(job, config, episode, arm, transcript)
-                store.append(record)
-                records.append(record)
-                progress.update(
-                    task, advance=1, correct=sum(bool(r.correct) for r in records)
-                )
-
-        await asyncio.gather(*(run_one(job) for job in jobs))
-    store.finish()
-    return records
+        console=Console(stderr=True, soft_wrap=True),
+        disable=not show,
+    )
 
 
 def known_arms() -> list[str]:

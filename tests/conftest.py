@@ -22,3 +22,21 @@ def script_registry():
     yield SCRIPTS
     SCRIPTS.clear()
     SCRIPTS.update(before)
+
+
+@pytest.fixture
+def cli(capsys):
+    """`bench` in this process (no LiteLLM import per call): returns (exit code, stdout, stderr)."""
+    from harness.cli import main
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code or 0
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.out + captured.err
+        return code, captured.out, captured.err
+
+    return invoke

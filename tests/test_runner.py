@@ -5,7 +5,8 @@ import polars as pl
 import pytest
 
 from harness.report import markdown_table, summarize
-from harness.runner import RunConfig, plan, run_set
+from harness.plan import RunConfig, plan
+from harness.runner import run_set
 from harness.stats import wilson_interval
 from harness.store import RunRecord, RunSetStore, open_run_set
 
@@ -14,8 +15,8 @@ from harness.store import RunRecord, RunSetStore, open_run_set
 async def oracle_run(tmp_path, gpu_design, gpu_heldout):
     store = RunSetStore(tmp_path / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=3, concurrency=4)
-    records = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
-    return store, records
+    result = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
+    return store, result.records
 
 
 async def test_oracle_gets_30_of_30_and_every_record_is_complete(oracle_run):
