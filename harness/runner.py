@@ -126,13 +126,16 @@ async def run_set(
         episode = await run_episode(
             job.question, arm, client, budget=config.budget, limits=config.run_limits
         )
+        # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
+        # the record is appended on the loop, so a cancelled run is either recorded or not at all.
+        transcript = await asyncio.to_thread(store.write_transcript, job.run_id, episode.transcript)
         record = to_record(
             job,
             config,
             episode,
             question_set_hash=manifest["question_sets"][job.question_set.key],
             tool_manifest_hash=tool_manifests[job.tool_key],
-            transcript_path=store.write_transcript(job.run_id, episode.transcript),
+            transcript_path=transcript,
         )
         store.append(record)
         return record
@@ -150,12 +153,15 @@ async def run_set(
                     tally.add(record)
                     progress.update(task, advance=1, correct=tally.correct)
                     _warn(progress.console, record)
-                    if config.max_infra_errors is not None and tally.infra_errors > config.max_infra_errors:
+                    if _too_many_infra_errors(config, tally):
                         raise _TooManyInfraErrors(record.error)
                     result.halted = _cost_cap(config, tally, store)
 
-        result.halted = _cost_cap(config, tally, store)  # a resumed set may have spent it already
+        # A resumed set may have spent its cost cap, or had its infra errors, already.
+        result.halted = _cost_cap(config, tally, store)
         try:
+            if _too_many_infra_errors(config, tally):
+                raise _TooManyInfraErrors(next(r.error for r in previous[::-1] if r.error_kind == "infra"))
             async with asyncio.TaskGroup() as group:
                 for index in range(config.concurrency):
                     group.create_task(worker(index))
@@ -190,6 +196,10 @@ def _reopen(store: RunSetStore, manifest: dict, config: RunConfig) -> list[RunRe
     store.reopen()
     store.write_manifest(record_resume(stored, config))
     return store.records()
+
+
+def _too_many_infra_errors(config: RunConfig, tally: Tally) -> bool:
+    return config.max_infra_errors is not None and tally.infra_errors > config.max_infra_errors
 
 
 def _cost_cap(config: RunConfig, tally: Tally, store: RunSetStore) -> str | None:

@@ -79,6 +79,10 @@ async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path
     assert [r.run_id for r in records] == [r.run_id for r in failed.value.result.records]
     assert all(r.error_kind == "infra" and r.correct is None for r in records)
     assert (store.directory / "runs.parquet").exists()
+    # The limit counts the whole set: resuming with the same limit stops before any new run.
+    with pytest.raises(RunSetFailed) as again:
+        await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
+    assert again.value.result.records == [] and len(store.records()) == len(records)
 
 
 async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_registry):
