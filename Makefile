@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: setup demo test bench data local-model clean
 
@@ -30,11 +31,18 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest
 
-bench: setup
+# inspect-ai (the optional `bench` extra) is only for the run-engine comparison.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: setup $(BENCH_STAMP)
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/sandbox_startup.py
+
+	$(BIN)/python benchmarks/run_engine.py
 
 local-model: setup
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'

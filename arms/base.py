@@ -7,10 +7,12 @@ structured error result, so nothing a model sends can raise out of the loop.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -54,13 +56,16 @@ class Tool(ABC):
         """Do the work; raise ToolError for problems the model can fix."""
 
     def schema(self) -> dict[str, Any]:
-        """The OpenAI/LiteLLM `tools` entry for this tool."""
+        """The OpenAI/LiteLLM `tools` entry for this tool (a fresh copy: callers may mutate it).
+
+        The description is read from the instance: some tools state their own limits or origins.
+        """
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.Args.model_json_schema(),
+                "parameters": copy.deepcopy(_parameters_of(self.Args)),
             },
         }
 
@@ -80,6 +85,12 @@ class Tool(ABC):
                 is_error=True,
             )
         return ToolOutcome(result, is_error=False)
+
+
+@cache
+def _parameters_of(args_model: type[BaseModel]) -> dict[str, Any]:
+    """Built once per argument model: the agent sends it on every model call."""
+    return args_model.model_json_schema()
 
 
 def parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:

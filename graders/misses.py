@@ -5,7 +5,9 @@ from typing import Literal
 
 from graders.normalize import split_items
 
-StopReason = Literal["answered", "budget", "stopped"]
+StopReason = Literal["answered", "budget", "stopped", "timeout", "cost_cap", "token_cap", "context_window"]
+# The run ended on a harness limit (wall time, cost, tokens) or a full context window.
+_LIMIT_STOPS = ("timeout", "cost_cap", "token_cap", "context_window")
 
 _ALTERNATIVE_SEPARATORS = (",", ";", "|", "\n")
 
@@ -21,6 +23,7 @@ class Outcome(StrEnum):
 class MissReason(StrEnum):
     no_answer_budget = "no_answer_budget"
     no_answer_stopped = "no_answer_stopped"
+    no_answer_limit = "no_answer_limit"
     wrong_separator = "wrong_separator"
     extra_text = "extra_text"
     missing_items = "missing_items"
@@ -50,6 +53,8 @@ def classify_miss(
     if not answer:
         if stop_reason == "budget":
             return MissReason.no_answer_budget
+        if stop_reason in _LIMIT_STOPS:
+            return MissReason.no_answer_limit
         return MissReason.no_answer_stopped
     if answer == reference:
         return None

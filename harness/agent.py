@@ -1,23 +1,33 @@
 """One episode: a question, an arm and a model, through LiteLLM's tool-calling loop.
 
 The episode never raises for anything a model or tool does: a bad tool call becomes an error
-message to the model, a provider failure ends the episode as an infra error. What it returns is
-everything a run record needs; grading happens elsewhere.
+message to the model, a provider failure (after the client's retries) ends the episode as an infra
+error. What it returns is everything a run record needs; grading happens elsewhere.
+
+The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
+the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
+accuracy like an outage; a tool or the loop itself makes it the agent's failure, graded as no answer.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
 
 import litellm
 
 import harness.models  # noqa: F401  (registers the offline providers)
-from arms.base import Arm, ToolError, ToolOutcome
+from arms.base import Arm, Tool, ToolError, ToolOutcome
 from graders.strict import extract_answer
+from harness.client import ModelClient, ProviderFailure, served_by
+from harness.limits import RunLimits
 from harness.questions import Question
+from harness.store import ErrorKind
 
 DEFAULT_BUDGET = 24
 
@@ -34,7 +44,10 @@ ANSWER: <your answer>
 If the answer has several items, put all of them on that one line, joined by the separator the \
 question asks for. Write each item exactly in the format the question asks for, with no extra words."""
 
-StopReason = Literal["answered", "stopped", "budget", "infra_error"]
+StopReason = Literal[
+    "answered", "stopped", "budget", "infra_error", "timeout", "cost_cap", "token_cap", "context_window"
+]
+Phase = Literal["model", "tool", "agent"]
 
 
 def system_prompt(budget: int, resources: str) -> str:
@@ -51,6 +64,10 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float | None = 0.0  # becomes None as soon as one call has no known price
 
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
     def add(self, response: Any) -> None:
         usage = getattr(response, "usage", None)
         if usage is not None:
@@ -66,29 +83,41 @@ class Episode:
     answer: str | None = None
     stop_reason: StopReason = "stopped"
     error: str | None = None
+    error_kind: ErrorKind | None = None
     usage: Usage = field(default_factory=Usage)
     actions_by_tool: Counter[str] = field(default_factory=Counter)
     tool_errors: int = 0
+    empty_tool_args: int = 0  # calls with no arguments to a tool that requires some
+    retries: int = 0
+    call_providers: list[str | None] = field(default_factory=list)  # who served each model call
     model_seconds: float = 0.0
     tool_seconds: float = 0.0
     wall_seconds: float = 0.0
-    provider: str | None = None
+    waiting_on: Phase = "agent"
     transcript: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def actions(self) -> int:
         return sum(self.actions_by_tool.values())
 
+    @property
+    def provider(self) -> str | None:
+        return next((p for p in self.call_providers if p), None)
+
+    def end(self, reason: StopReason, error: str | None = None, kind: ErrorKind | None = None) -> None:
+        self.stop_reason, self.error, self.error_kind = reason, error, kind
+
 
 async def run_episode(
     question: Question,
     arm: Arm,
-    model: str,
+    model: str | ModelClient,
     *,
     budget: int = DEFAULT_BUDGET,
     resources: str = "",
-    completion_kwargs: dict[str, Any] | None = None,
+    limits: RunLimits = RunLimits(),
 ) -> Episode:
+    client = model if isinstance(model, ModelClient) else ModelClient(model)
     episode = Episode()
     started = time.perf_counter()
     messages: list[dict[str, Any]] = [
@@ -96,24 +125,41 @@ async def run_episode(
         {"role": "user", "content": question.prompt()},
     ]
     try:
-        await _loop(episode, messages, arm, model, budget, completion_kwargs or {})
+        async with asyncio.timeout(limits.timeout):
+            await _loop(episode, messages, arm, client, budget, limits)
+    except TimeoutError:
+        _end_by_timeout(episode, limits.timeout)
     finally:
         episode.wall_seconds = time.perf_counter() - started
         episode.transcript = messages
     return episode
 
 
+def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
+    where = {"model": "waiting for the model", "tool": "while a tool ran", "agent": "in the agent loop"}
+    kind: ErrorKind = "infra" if episode.waiting_on == "model" else "agent"
+    episode.end("timeout", f"run timeout ({timeout:g} s) {where[episode.waiting_on]}", kind)
+
+
 async def _loop(
     episode: Episode,
     messages: list[dict[str, Any]],
     arm: Arm,
-    model: str,
+    client: ModelClient,
     budget: int,
-    completion_kwargs: dict[str, Any],
+    limits: RunLimits,
 ) -> None:
     while True:
-        response = await _complete(episode, messages, arm, model, completion_kwargs)
+        cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
+        if cap:
+            episode.end(*cap, "agent")
+            return
+        response = await _complete(episode, messages, arm, client)
         if response is None:
+            return
+        if limits.cost_must_be_known and episode.usage.cost_usd is None:
+            unpriced = "LiteLLM could not price a call, so the cost cap cannot be enforced"
+            episode.end("infra_error", unpriced, "infra")
             return
         message = response.choices[0].message
         tool_calls = list(message.tool_calls or [])
@@ -138,29 +184,30 @@ async def _loop(
             )
 
 
-async def _complete(episode, messages, arm, model, completion_kwargs):
+async def _complete(episode: Episode, messages, arm: Arm, client: ModelClient):
     started = time.perf_counter()
+    episode.waiting_on = "model"
     try:
-        response = await litellm.acompletion(
-            model=model,
-            messages=messages,
-            tools=arm.schemas() or None,
-            tool_choice="auto" if arm.tools else None,
-            **completion_kwargs,
-        )
-    except Exception as error:  # any provider failure ends the run as an infra error
-        episode.stop_reason = "infra_error"
-        episode.error = f"{type(error).__name__}: {error}"
+        response, retries = await client.complete(messages, arm.schemas(), "auto")
+    except ProviderFailure as failure:
+        episode.retries += failure.attempts - 1
+        if isinstance(failure.error, litellm.ContextWindowExceededError):
+            episode.end("context_window", str(failure), "agent")  # the conversation grew too long
+        else:
+            episode.end("infra_error", f"{failure} (after {failure.attempts} attempt(s))", "infra")
         return None
     finally:
         episode.model_seconds += time.perf_counter() - started
+    episode.waiting_on = "agent"
+    episode.retries += retries
     episode.usage.add(response)
-    episode.provider = episode.provider or _provider_of(response)
+    episode.call_providers.append(served_by(response))
     return response
 
 
 async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | None) -> ToolOutcome:
     episode.actions_by_tool[name] += 1
+    episode.waiting_on = "tool"
     started = time.perf_counter()
     tool = arm.tool(name)
     if tool is None:
@@ -170,10 +217,26 @@ async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | Non
             is_error=True,
         )
     else:
+        episode.empty_tool_args += bool(required_fields(type(tool))) and _is_empty(arguments)
         outcome = await tool.invoke(arguments)
     episode.tool_seconds += time.perf_counter() - started
+    episode.waiting_on = "agent"
     episode.tool_errors += outcome.is_error
     return outcome
+
+
+@cache
+def required_fields(tool_type: type[Tool]) -> tuple[str, ...]:
+    return tuple(tool_type.Args.model_json_schema().get("required", ()))
+
+
+def _is_empty(arguments: str | None) -> bool:
+    if arguments is None or not arguments.strip():
+        return True
+    try:
+        return json.loads(arguments) in ({}, None)
+    except ValueError:
+        return False
 
 
 def _assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
@@ -188,8 +251,3 @@ def _assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, 
             for call in tool_calls
         ]
     return message
-
-
-def _provider_of(response: Any) -> str | None:
-    hidden = getattr(response, "_hidden_params", None) or {}
-    return hidden.get("custom_llm_provider") or hidden.get("litellm_model_name")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -41,6 +40,25 @@ def expand(value: str, choices: list[str], what: str) -> list[str]:
     return names
 
 
+def comma_list(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def positive(value: float | None, flag: str) -> None:
+    if value is not None and value <= 0:
+        raise UserError(f"{flag} must be more than 0 (got {value:g})")
+
+
+# Options shared by `run` and `doctor`.
+ProviderOrder = Annotated[Optional[str], typer.Option(
+    help="OpenRouter only: providers to try first, comma list (sent as provider.order).")]
+ProviderIgnore = Annotated[Optional[str], typer.Option(
+    help="OpenRouter only: providers never to use, comma list (sent as provider.ignore).")]
+RequestTimeout = Annotated[float, typer.Option(
+    help="Seconds one model call may take before it counts as a (retried) timeout.")]
+MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a transient provider error per call.")]
+
+
 @app.command()
 def run(
     model: Annotated[str, typer.Option(help="LiteLLM model string, e.g. openai/gpt-4o-mini or scripted/oracle.")],
@@ -51,20 +69,46 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
     budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = 24,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        help="Continue a stopped run set in this folder: finished runs are kept, the rest are run.")] = None,
     allow_unlocked: Annotated[bool, typer.Option(help="Run question sets that differ from questions.lock.")] = False,
+    rpm: Annotated[Optional[int], typer.Option(min=1, help="Model calls per minute to the provider.")] = None,
+    max_retries: MaxRetries = 4,
+    retry_base_delay: Annotated[float, typer.Option(
+        min=0, help="Seconds before the first retry; doubles each retry, with jitter.")] = 1.0,
+    request_timeout: RequestTimeout = 120.0,
+    run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time per run.")] = None,
+    max_tokens_per_run: Annotated[Optional[int], typer.Option(min=1, help="Token cap per run.")] = None,
+    max_cost_per_run: Annotated[Optional[float], typer.Option(help="Dollar cap per run.")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(help="Dollar cap for the run set.")] = None,
+    max_infra_errors: Annotated[Optional[int], typer.Option(
+        min=0, help="Fail the run set (exit 1) once more than this many runs are infra errors.")] = None,
+    provider_order: ProviderOrder = None,
+    provider_ignore: ProviderIgnore = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report."""
-    from harness.models.preflight import check_model
+    from harness.client import provider_routing
+    from harness.models.preflight import check_model, check_priced
     from harness.paths import RESULTS_DIR
+    from harness.plan import RunConfig
     from harness.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
-    from harness.runner import RunConfig, known_arms, run_set
+    from harness.retry import RetryPolicy
+    from harness.runner import RunSetFailed, known_arms, run_set
     from harness.store import RunSetStore
 
     arms = expand(arm, known_arms(), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
     domains = expand(domain, available_domains(), "domain")
+    if resume and out_dir and resume.resolve() != out_dir.resolve():
+        raise UserError("--resume names the run set folder; leave out --out, or give the same folder")
+    for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
+                        (max_cost_per_run, "--max-cost-per-run"), (max_cost, "--max-cost")]:
+        positive(value, flag)
     check_model(model)
+    if max_cost is not None or max_cost_per_run is not None:
+        check_priced(model)
+    routing = provider_routing(model, comma_list(provider_order), comma_list(provider_ignore))
     question_sets = load_sets(domains, sets if set_ != ALL else None)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
@@ -74,15 +118,73 @@ def run(
             f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
             "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
         )
-    target = out_dir or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    target = resume or out_dir or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     store = RunSetStore(target)
-    config = RunConfig(model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency)
+    config = RunConfig(
+        model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
+        retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
+        request_timeout=request_timeout, run_timeout=run_timeout,
+        max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
+        max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing,
+    )
     try:
-        asyncio.run(run_set(question_sets, config, store, show_progress=not quiet))
+        result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
+                                     show_progress=not quiet))
+    except RunSetFailed as failed:
+        print_report(target)
+        err.print(f"[bold red]failed:[/bold red] {failed}", highlight=False)
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        err.print(f"interrupted: finished runs are kept in {store.runs_path}")
+        err.print(f"interrupted: finished runs are kept in {store.runs_path}; "
+                  f"continue with the same command and --resume {target}")
         raise typer.Exit(130) from None
     print_report(target)
+    print_run_summary(result)
+
+
+def print_run_summary(result) -> None:
+    done = len(result.records)
+    infra = sum(r.error_kind == "infra" for r in result.records)
+    retried = sum(r.retries for r in result.records)
+    earlier = f" ({result.already_done} were done before this resume)" if result.already_done else ""
+    err.print(f"{done} runs finished now{earlier}, {result.planned} planned; {infra} infra errors, "
+              f"{retried} retried provider calls", highlight=False)
+    flagged = [r.run_id for r in result.records if r.empty_tool_args]
+    if flagged:
+        err.print(f"[yellow]warning:[/yellow] {len(flagged)} runs got tool calls with empty arguments "
+                  f"for tools that require some ({', '.join(flagged[:5])}{' …' if len(flagged) > 5 else ''}); "
+                  "the provider may be dropping them: check with `bench doctor`", highlight=False)
+    if result.halted:
+        err.print(f"[yellow]stopped early:[/yellow] {result.halted}", highlight=False)
+
+
+@app.command()
+def doctor(
+    model: Annotated[str, typer.Option(help="LiteLLM model string to check.")],
+    provider_order: ProviderOrder = None,
+    provider_ignore: ProviderIgnore = None,
+    request_timeout: RequestTimeout = 60.0,
+    max_retries: MaxRetries = 2,
+) -> None:
+    """Probe a provider: does a tool call with a required argument survive the round trip?"""
+    from harness.client import ModelClient, provider_routing
+    from harness.doctor import run_probe
+    from harness.models.preflight import check_model
+    from harness.retry import RetryPolicy
+
+    positive(request_timeout, "--request-timeout")
+    check_model(model)
+    client = ModelClient(
+        model,
+        provider_routing(model, comma_list(provider_order), comma_list(provider_ignore)),
+        RetryPolicy(max_retries=max_retries),
+        request_timeout,
+    )
+    checks = asyncio.run(run_probe(client))
+    for check in checks:
+        out.print(check.line(), highlight=False)
+    if not all(check.ok for check in checks):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -212,26 +314,9 @@ def data_build(
         out.print(f"wrote {path}")
 
 
-@replicas_app.command("serve")
-def replicas_serve(
-    domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
-) -> None:
-    """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
-    from replicas.serve import endpoint, serve_forever
-
-    for name in domain or []:
-        endpoint(name)  # an unknown domain fails here, with the choices
-    from replicas.serve import REPLICAS
-
-    for name in domain or list(REPLICAS):
-        target = endpoint(name)
-        out.print(f"{name}: {target.base_url}/  (socket {target.socket_path})")
-    serve_forever(domain or None)
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     try:
-        app(standalone_mode=True)
+        app(args=argv, standalone_mode=True)
     except UserError as error:
         err.print(f"[bold red]error:[/bold red] {error}", highlight=False)
         sys.exit(2)

@@ -23,7 +23,8 @@ def wilson_interval(successes: int, total: int, z: float = Z_95) -> tuple[float,
     denominator = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denominator
     half_width = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return (max(0.0, centre - half_width), min(1.0, centre + half_width))
+    # The interval always contains p; clamping to it only removes float error (1 - 1e-17 < p = 1).
+    return (max(0.0, min(p, centre - half_width)), min(1.0, max(p, centre + half_width)))
 
 
 def median(values: list[float]) -> float | None:

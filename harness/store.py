@@ -5,7 +5,8 @@
     <run-set>/runs.parquet    the same rows for analysis, written when the set ends
     <run-set>/transcripts/    one JSONL per run: the messages exchanged
 
-Appending one line per finished run means a crash loses at most the runs in flight.
+Appending one line per finished run (one `write` of the whole line, then fsync) means a crash,
+a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` redoes those.
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ class RunRecord(BaseModel):
     actions: int
     actions_by_tool: dict[str, int]
     tool_errors: int
+    empty_tool_args: int = 0  # calls with no arguments to a tool whose schema requires some
+    retries: int = 0  # transient provider errors retried during the run
+    call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
     wall_seconds: float
     model_seconds: float
     tool_seconds: float
@@ -64,10 +68,30 @@ class RunSetStore:
         self.transcripts_dir = directory / "transcripts"
 
     def create(self, manifest: dict[str, Any]) -> None:
-        if self.runs_path.exists():
-            raise UserError(f"{self.directory} already holds a run set; choose another --out")
+        if self.manifest_path.exists() or self.runs_path.exists():
+            raise UserError(
+                f"{self.directory} already holds a run set; choose another --out, or continue it "
+                f"with --resume {self.directory}"
+            )
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
-        self.manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        self.write_manifest(manifest)
+        self.runs_path.touch()
+
+    def reopen(self) -> None:
+        """Prepare a stopped run set for more runs: drop a torn last line (a crash mid-write),
+        so the next record starts on a line of its own."""
+        self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+        data = self.runs_path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        if len(complete) != len(data):
+            with self.runs_path.open("r+b") as handle:
+                handle.truncate(len(complete))
+                os.fsync(handle.fileno())
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        staging = self.manifest_path.with_suffix(".json.tmp")
+        staging.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        os.replace(staging, self.manifest_path)
 
     def write_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> str:
         path = self.transcripts_dir / f"{run_id}.jsonl"
@@ -77,10 +101,15 @@ class RunSetStore:
         return str(path.relative_to(self.directory))
 
     def append(self, record: RunRecord) -> None:
-        with self.runs_path.open("a", encoding="utf-8") as handle:
-            handle.write(record.model_dump_json() + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        line = (record.model_dump_json() + "\n").encode()
+        fd = os.open(self.runs_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+            while written < len(line):  # only on a full disk or a signal mid-write
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def finish(self) -> Path:
         frame = records_frame(self.records())
@@ -116,7 +145,5 @@ def records_frame(records: list[RunRecord]) -> pl.DataFrame:
         {**record.model_dump(), "actions_by_tool": json.dumps(record.actions_by_tool)}
         for record in records
     ]
-    schema = {
-        name: pl.Utf8 if name == "actions_by_tool" else None for name in RunRecord.model_fields
-    }
-    return pl.DataFrame(rows, schema_overrides={k: v for k, v in schema.items() if v}, infer_schema_length=None)
+    overrides = {"actions_by_tool": pl.Utf8, "call_providers": pl.List(pl.Utf8)}
+    return pl.DataFrame(rows, schema_overrides=overrides, infer_schema_length=None)

@@ -121,3 +121,21 @@ def build_two_arm_run_set(directory, design, heldout, runs: int = 3) -> RunSetSt
 @pytest.fixture
 def two_arm_run_set(tmp_path, gpu_design, gpu_heldout) -> RunSetStore:
     return build_two_arm_run_set(tmp_path / "two-arms", gpu_design, gpu_heldout)
+
+
+@pytest.fixture
+def cli(capsys):
+    """`bench` in this process (no LiteLLM import per call): returns (exit code, stdout, stderr)."""
+    from harness.cli import main
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code or 0
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.out + captured.err
+        return code, captured.out, captured.err
+
+    return invoke

@@ -5,6 +5,8 @@ import pytest
 
 from graders.strict import grade
 from harness.agent import run_episode
+from harness.client import ModelClient
+from harness.retry import RetryPolicy
 from harness.models.scripted import Reply, ScriptedToolCall, register_script
 from harness.models.scripts import play_solution
 
@@ -59,10 +61,12 @@ async def test_dropped_arguments_reach_the_tool_and_the_answer_is_wrong(gpu_desi
 
 
 @pytest.mark.parametrize("script", ["rate-limit", "server-error", "timeout"])
-async def test_provider_failures_end_as_infra_errors(gpu_design, arm, script):
-    episode = await run_episode(gpu_design.questions[0], arm, f"scripted/{script}")
-    assert episode.stop_reason == "infra_error"
-    assert episode.error and episode.answer is None
+async def test_provider_failures_end_as_infra_errors_after_retries(gpu_design, arm, script):
+    client = ModelClient(f"scripted/{script}", retry=RetryPolicy(max_retries=2, base_delay=0.001))
+    episode = await run_episode(gpu_design.questions[0], arm, client)
+    assert (episode.stop_reason, episode.error_kind) == ("infra_error", "infra")
+    assert episode.error and "after 3 attempt(s)" in episode.error and episode.answer is None
+    assert episode.retries == 2
 
 
 async def test_unknown_tool_and_bad_arguments_are_reported_to_the_model(gpu_design, arm, script_registry):

@@ -4,7 +4,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -185,3 +184,46 @@ def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, mon
 
 def test_show_an_unknown_run_as_a_user_runs_it(two_arm_run_set):
     assert_user_error(bench("show", "nosuch", "--run-set", str(two_arm_run_set.directory)), "no run 'nosuch'")
+
+
+def test_doctor_passes_the_oracle_and_names_dropped_arguments(cli):
+    code, out, _ = cli("doctor", "--model", "scripted/oracle")
+    assert code == 0 and out.count("ok ") == 3
+    code, out, _ = cli("doctor", "--model", "scripted/drop-args")
+    assert code == 1 and "FAIL tool call" in out and "arrived empty" in out
+
+
+def test_a_cost_cap_needs_a_priced_model(cli, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "not-used")
+    code, _, err = cli("run", "--model", "openrouter/nobody/unpriced-model", "--max-cost", "5")
+    assert code == 2 and "no price" in err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--provider-order", "A"], "not an openrouter/ model"),
+        (["--run-timeout", "0"], "--run-timeout must be more than 0"),
+        (["--model", "scripted/oracle+faults=1.5"], "bad scripted-model option 'faults=1.5'"),
+    ],
+)
+def test_bad_engine_flags(cli, flags, message):
+    code, _, err = cli("run", "--model", "scripted/oracle", *flags)
+    assert code == 2 and message in err
+
+
+def test_resume_with_another_model_is_refused(cli, tmp_path):
+    out = str(tmp_path / "set")
+    assert cli("run", "--model", "scripted/oracle", "--set", "design", "--out", out, "--quiet")[0] == 0
+    code, _, err = cli("run", "--model", "scripted/drop-args", "--set", "design", "--resume", out)
+    assert code == 2 and "model: the run set used 'scripted/oracle', this command 'scripted/drop-args'" in err
+    code, _, err = cli("run", "--model", "scripted/oracle", "--set", "design", "--out", out)
+    assert code == 2 and f"--resume {out}" in err
+
+
+def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
+    out = tmp_path / "down"
+    code, stdout, err = cli("run", "--model", "scripted/server-error", "--set", "design", "--max-retries", "0",
+                            "--max-infra-errors", "1", "--concurrency", "1", "--out", str(out), "--quiet")
+    assert code == 1 and "more than --max-infra-errors 1" in err
+    assert "infra errors" in stdout and len((out / "runs.jsonl").read_text().splitlines()) == 2

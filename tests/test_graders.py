@@ -121,6 +121,14 @@ def test_split_items(answer: str, separator: str, expected: list[str]) -> None:
             id="only-empty-items",
         ),
         pytest.param(
+            None, ["352"], ";", "cost_cap", Outcome.no_answer, MissReason.no_answer_limit,
+            id="cost-cap",
+        ),
+        pytest.param(
+            None, ["352"], ";", "timeout", Outcome.no_answer, MissReason.no_answer_limit,
+            id="timeout",
+        ),
+        pytest.param(
             "H200 NVL, H200 SXM 141 GB", ["H200 NVL", "H200 SXM 141 GB"], ";", "answered",
             Outcome.fully_incorrect, MissReason.wrong_separator, id="wrong-separator-comma",
         ),

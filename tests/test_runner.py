@@ -5,7 +5,8 @@ import polars as pl
 import pytest
 
 from harness.report import summarize, summary_table
-from harness.runner import RunConfig, plan, run_set
+from harness.plan import RunConfig, plan
+from harness.runner import run_set
 from harness.stats import wilson_interval
 from harness.store import RunRecord, RunSetStore, open_run_set
 from harness.tables import to_markdown
@@ -15,8 +16,8 @@ from harness.tables import to_markdown
 async def oracle_run(tmp_path, gpu_design, gpu_heldout):
     store = RunSetStore(tmp_path / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=3, concurrency=4)
-    records = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
-    return store, records
+    result = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
+    return store, result.records
 
 
 async def test_oracle_gets_30_of_30_and_every_record_is_complete(oracle_run):
@@ -113,3 +114,10 @@ def test_infra_errors_are_excluded_from_accuracy_and_counted():
 def test_wilson_interval_matches_hand_computed_values(successes, total, low, high):
     got_low, got_high = wilson_interval(successes, total)
     assert got_low == pytest.approx(low, abs=5e-4) and got_high == pytest.approx(high, abs=5e-4)
+
+
+@pytest.mark.parametrize("total", range(1, 40))
+def test_wilson_interval_always_contains_the_observed_rate(total):
+    for successes in (0, total // 2, total):
+        low, high = wilson_interval(successes, total)
+        assert low <= successes / total <= high

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 
 
 def configure_litellm() -> None:
@@ -12,6 +13,11 @@ def configure_litellm() -> None:
     from litellm.utils import custom_llm_setup
 
     litellm.suppress_debug_info = True
+    # A call cancelled by a deadline (a run or request timeout) can leave LiteLLM's provider
+    # coroutine un-awaited; the warning says nothing the run record does not.
+    warnings.filterwarnings(
+        "ignore", message="coroutine '.*acompletion' was never awaited", category=RuntimeWarning
+    )
     litellm.drop_params = True
     logging.getLogger("LiteLLM").setLevel(logging.ERROR)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import litellm
 
 from harness.errors import UserError
-from harness.models.scripted import SCRIPTS
+from harness.models.scripted import resolve
 
 
 def check_model(model: str) -> None:
@@ -16,13 +16,27 @@ def check_model(model: str) -> None:
             "'openai/gpt-4o-mini', or 'scripted/oracle' offline"
         ) from None
     if provider == "scripted":
-        name = model.split("/", 1)[1]
-        if name not in SCRIPTS:
-            raise UserError(f"no script {name!r}; scripts: {', '.join(sorted(SCRIPTS))}")
+        try:
+            resolve(model.split("/", 1)[1])
+        except ValueError as error:
+            raise UserError(str(error)) from None
         return
     missing = [key for key in litellm.validate_environment(model=model)["missing_keys"] if "KEY" in key]
     if missing:
         raise UserError(
             f"model {model!r} needs {', '.join(missing)} in the environment; set it, or run "
             "offline with --model scripted/oracle"
+        )
+
+
+def check_priced(model: str) -> None:
+    """A cost cap needs prices: refuse a model LiteLLM cannot price before anything runs."""
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:
+        info = {}
+    if info.get("input_cost_per_token") is None or info.get("output_cost_per_token") is None:
+        raise UserError(
+            f"LiteLLM has no price for {model!r}, so --max-cost/--max-cost-per-run cannot be "
+            "enforced; drop the cost cap, or use a model LiteLLM prices"
         )

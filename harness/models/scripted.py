@@ -3,8 +3,9 @@
 A script is a function from what a model would see (the messages and the offered tools) to a
 reply: text, tool calls, or a raised provider error. Scripts drive the tests, `scripted/oracle`
 checks that every question is solvable with its arm's tools, and the fault scripts let tests see
-how the harness survives a misbehaving provider. Only the model is scripted: tools, grading and
-recording run for real.
+how the harness survives a misbehaving provider. Options after a `+` add latency or random faults
+to any script (`scripted/oracle+faults=0.2,seed=1`; see `faults.py`). Only the model is
+scripted: tools, grading and recording run for real.
 """
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ from typing import Any, Callable
 import litellm
 from litellm import CustomLLM, ModelResponse
 
+from harness.models.faults import (
+    PROVIDER_FAULTS,
+    Misbehaviour,
+    corrupt_tool_calls,
+    parse_options,
+    raise_provider_fault,
+)
 from harness.models.litellm_setup import register_price
 
 
@@ -72,25 +80,47 @@ def register_script(name: str, *, free: bool = True) -> Callable[[Script], Scrip
     return decorate
 
 
+_MISBEHAVIOURS: dict[str, Misbehaviour] = {}  # per model string, so each keeps one random stream
+
+
+def resolve(model: str) -> tuple[Script, Misbehaviour]:
+    """`oracle+faults=0.2` -> the oracle script and its misbehaviour; ValueError naming the problem."""
+    name, _, options = model.partition("+")
+    script = SCRIPTS.get(name)
+    if script is None:
+        raise ValueError(f"no script {name!r}; scripts: {', '.join(sorted(SCRIPTS))}")
+    if model not in _MISBEHAVIOURS:
+        _MISBEHAVIOURS[model] = parse_options(options)
+        base = litellm.model_cost.get(f"scripted/{name}")
+        if options and base and base.get("input_cost_per_token") is not None:
+            register_price(
+                f"scripted/{model}", base["input_cost_per_token"] * 1e6, base["output_cost_per_token"] * 1e6
+            )
+    return script, _MISBEHAVIOURS[model]
+
+
 def as_dict(message: Any) -> dict[str, Any]:
     return message if isinstance(message, dict) else message.model_dump()
 
 
 class ScriptedProvider(CustomLLM):
     async def acompletion(self, model: str, messages: list, optional_params: dict, **_: Any):
-        script = SCRIPTS.get(model)
-        if script is None:
-            raise litellm.NotFoundError(
-                message=f"no script {model!r}; scripts: {', '.join(sorted(SCRIPTS))}",
-                llm_provider="scripted",
-                model=model,
-            )
+        try:
+            script, misbehaviour = resolve(model)
+        except ValueError as error:
+            raise litellm.NotFoundError(message=str(error), llm_provider="scripted", model=model) from None
+        await misbehaviour.delay()
+        fault = misbehaviour.draw()
+        if fault in PROVIDER_FAULTS:
+            raise_provider_fault(fault, model)
         tools = optional_params.get("tools") or []
         turn = Turn(
             messages=[as_dict(m) for m in messages],
             tool_names=[tool["function"]["name"] for tool in tools],
         )
         reply = script(turn)
+        if fault:
+            reply = corrupt_tool_calls(reply, fault)
         return to_model_response(model, turn, reply)
 
     def completion(self, *args: Any, **kwargs: Any):

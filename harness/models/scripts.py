@@ -6,6 +6,7 @@ from functools import cache
 
 import litellm
 
+from harness.doctor import PROBE_TOOL, probe_word
 from harness.models.scripted import Reply, ScriptedToolCall, Turn, register_script
 from harness.questions import Question, Solution, load_sets
 
@@ -28,6 +29,8 @@ def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
 
 def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | None = None) -> Reply:
     """Make the solution's next tool call; after the last, answer from the last tool result."""
+    if PROBE_TOOL in turn.tool_names:
+        return play_probe(turn, drop_arguments=drop_arguments)
     question = questions_by_prompt().get(turn.user_prompt)
     solution = pick_solution(question, turn.tool_names) if question else None
     if question is None or solution is None:
@@ -41,6 +44,20 @@ def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | 
     except (ValueError, KeyError, TypeError) as error:
         return Reply(text=f"The tool result did not have the expected shape: {error}")
     return Reply(text="ANSWER: " + question.join_answer(items, separator))
+
+
+def play_probe(turn: Turn, *, drop_arguments: bool = False) -> Reply:
+    """`bench doctor`'s probe, played like a question: call the probe tool with the word the
+    prompt gives, then answer with the code from the tool's result."""
+    results = turn.tool_results()
+    if not results:
+        arguments = {} if drop_arguments else {"word": probe_word(turn.user_prompt)}
+        return Reply(tool_calls=[ScriptedToolCall(PROBE_TOOL, arguments)])
+    try:
+        code = json.loads(results[-1])["code"]
+    except (ValueError, KeyError, TypeError):
+        return Reply(text="The probe tool's result has no code.")
+    return Reply(text=f"ANSWER: {code}")
 
 
 @register_script("oracle")

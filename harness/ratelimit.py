@@ -1,0 +1,43 @@
+"""A requests-per-minute limit on the provider: at most N model calls start in any 60-second window.
+
+A run set uses one model, so one limiter per run set is one limiter per provider.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from typing import Awaitable, Callable
+
+
+class RpmLimiter:
+    """A sliding-window limiter. Waiters are served in arrival order (the lock is fair)."""
+
+    def __init__(
+        self,
+        rpm: int,
+        *,
+        window: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
+        if rpm < 1:
+            raise ValueError("rpm must be at least 1")
+        self.rpm = rpm
+        self.window = window
+        self._clock = clock
+        self._sleep = sleep
+        self._starts: deque[float] = deque()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = self._clock()
+                while self._starts and self._starts[0] <= now - self.window:
+                    self._starts.popleft()
+                if len(self._starts) < self.rpm:
+                    self._starts.append(now)
+                    return
+                await self._sleep(self._starts[0] + self.window - now)
+
