@@ -1,8 +1,9 @@
 """One episode: a question, an arm and a model, through LiteLLM's tool-calling loop.
 
 The episode never raises for anything a model or tool does: a bad tool call becomes an error
-message to the model, a provider failure ends the episode as an infra error. What it returns is
-everything a run record needs; grading happens elsewhere.
+message to the model; a provider failure, or a tool whose backend is gone (ToolInfraError), ends
+the episode as an infra error. What it returns is everything a run record needs; grading happens
+elsewhere.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any, Literal
 import litellm
 
 import harness.models  # noqa: F401  (registers the offline providers)
-from arms.base import Arm, ToolError, ToolOutcome
+from arms.base import Arm, ToolError, ToolInfraError, ToolOutcome
 from graders.strict import extract_answer
 from harness.questions import Question
 
@@ -123,7 +124,12 @@ async def _loop(
             if episode.actions >= budget:
                 episode.stop_reason = "budget"
                 return
-            outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+            try:
+                outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+            except ToolInfraError as error:
+                episode.stop_reason = "infra_error"
+                episode.error = f"ToolInfraError: {error}"
+                return
             messages.append(
                 {
                     "role": "tool",
