@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arms import ARMS, build_arm
 from arms.base import Arm
+from arms.tool_source import TypedTools, in_process_tools
 from graders.strict import grade
 from harness.agent import DEFAULT_BUDGET, Episode, prompt_hash, run_episode
 from harness.paths import ROOT
@@ -55,13 +56,14 @@ def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:
 class ArmCache:
     """One Arm per (arm, domain): tools are built once per run set, not once per run."""
 
-    def __init__(self) -> None:
+    def __init__(self, typed_tools: TypedTools = in_process_tools) -> None:
         self._arms: dict[tuple[str, str], Arm] = {}
+        self._typed_tools = typed_tools
 
     def get(self, arm: str, domain: str) -> Arm:
         key = (arm, domain)
         if key not in self._arms:
-            self._arms[key] = build_arm(arm, domain)
+            self._arms[key] = build_arm(arm, domain, self._typed_tools)
         return self._arms[key]
 
 
