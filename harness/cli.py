@@ -21,8 +21,10 @@ app = typer.Typer(
 )
 questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
+mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
+app.add_typer(mcp_app, name="mcp")
 
 # Rich falls back to 80 columns when piped; the report table needs more to stay readable.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -167,6 +169,21 @@ def data_build(
         raise UserError(str(error)) from None
     for path in built:
         out.print(f"wrote {path}")
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    domain: Annotated[str, typer.Argument(help="The domain whose typed tools to serve, e.g. gpus.")],
+    http: Annotated[Optional[int], typer.Option(
+        min=0, max=65535, metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT (0: any free port).")] = None,
+) -> None:
+    """Serve DOMAIN's typed tools over MCP: stdio by default, streamable HTTP with --http."""
+    from arms.mcp_server import serve
+
+    try:
+        serve(domain, http, announce=lambda url: err.print(f"serving {domain} tools at {url}", highlight=False))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 def main() -> None:

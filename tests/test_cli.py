@@ -2,6 +2,7 @@
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,11 @@ def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
 
 def test_report_on_a_folder_that_is_not_a_run_set(tmp_path):
     assert_user_error(bench("report", str(tmp_path)), "not a run set")
+
+
+def test_mcp_serve_on_a_busy_port_is_one_message():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = bench("mcp", "serve", "gpus", "--http", str(busy.getsockname()[1]))
+    assert_user_error(result, "cannot listen on 127.0.0.1:")
