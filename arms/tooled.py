@@ -2,7 +2,7 @@
 
 The browsing tools (browser, python, http_get) arrive with the browsing arm; until then the tooled
 arm is the domain's typed tools alone, and `ARMS` lists only this arm. The typed tools come from a
-tool source (`arms/tool_source.py`): in-process by default.
+tool source (`arms/tool_source.py`): in-process by default, or an MCP server.
 """
 from __future__ import annotations
 

@@ -53,6 +53,8 @@ def run(
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
     allow_unlocked: Annotated[bool, typer.Option(help="Run question sets that differ from questions.lock.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    tools: Annotated[Optional[str], typer.Option(
+        help="The tooled arm's typed tools from an MCP server: mcp:COMMAND (stdio) or mcp:URL (streamable HTTP).")] = None,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report."""
     from harness.models.preflight import check_model
@@ -65,6 +67,8 @@ def run(
     arms = expand(arm, known_arms(), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
     domains = expand(domain, available_domains(), "domain")
+    if tools and len(domains) > 1:
+        raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     check_model(model)
     question_sets = load_sets(domains, sets if set_ != ALL else None)
     if not question_sets:
@@ -77,7 +81,7 @@ def run(
         )
     target = out_dir or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     store = RunSetStore(target)
-    config = RunConfig(model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency)
+    config = RunConfig(model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency, tools=tools)
     try:
         asyncio.run(run_set(question_sets, config, store, show_progress=not quiet))
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from arms import ARMS, build_arm
 from arms.base import Arm
-from arms.tool_source import TypedTools, in_process_tools
+from arms.tool_source import TypedTools, in_process_tools, open_typed_tools
 from graders.strict import grade
 from harness.agent import DEFAULT_BUDGET, Episode, prompt_hash, run_episode
 from harness.paths import ROOT
@@ -29,6 +29,7 @@ class RunConfig:
     budget: int = DEFAULT_BUDGET
     concurrency: int = 1
     completion_kwargs: dict[str, Any] | None = None
+    tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def manifest(question_sets: list[QuestionSet], config: RunConfig, arms: ArmCache
             "runs": config.runs,
             "budget": config.budget,
             "concurrency": config.concurrency,
+            "tools": config.tools,
         },
         "git_commit": git_commit(),
         "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
@@ -147,7 +149,14 @@ def to_record(job: Job, config: RunConfig, episode: Episode, arm: Arm, transcrip
 async def run_set(
     question_sets: list[QuestionSet], config: RunConfig, store: RunSetStore, *, show_progress: bool = True
 ) -> list[RunRecord]:
-    arms = ArmCache()
+    """The typed tools' source (an MCP server connection, say) is opened once, around every run."""
+    async with open_typed_tools(config.tools) as typed_tools:
+        return await _run_set(question_sets, config, store, ArmCache(typed_tools), show_progress)
+
+
+async def _run_set(
+    question_sets: list[QuestionSet], config: RunConfig, store: RunSetStore, arms: ArmCache, show_progress: bool
+) -> list[RunRecord]:
     jobs = plan(question_sets, config)
     store.create(manifest(question_sets, config, arms))
     semaphore = asyncio.Semaphore(config.concurrency)

@@ -1,6 +1,7 @@
 """The `bench` command as a user runs it: exit codes and messages, never a traceback."""
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -112,6 +113,13 @@ def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
 
 def test_report_on_a_folder_that_is_not_a_run_set(tmp_path):
     assert_user_error(bench("report", str(tmp_path)), "not a run set")
+
+
+def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):
+    broken = shlex.join([*serve_gpus[:-1], "nosuch"])
+    result = bench("run", "--model", "scripted/oracle", "--tools", f"mcp:{broken}", "--out", str(tmp_path / "x"))
+    assert_user_error(result, "could not start or reach the MCP server", "no typed tools for domain 'nosuch'")
+    assert not (tmp_path / "x").exists()
 
 
 def test_mcp_serve_on_a_busy_port_is_one_message():
