@@ -13,7 +13,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,6 +31,10 @@ class ToolError(Exception):
 
     def as_result(self) -> dict[str, Any]:
         return {"error": {"type": self.kind, "message": self.message, **self.details}}
+
+
+class ToolInfraError(Exception):
+    """The tool's backend is gone (e.g. its MCP server died): the run is an infra error, not a miss."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,25 @@ def check_size(result: dict[str, Any], max_chars: int = MAX_RESULT_CHARS) -> Non
         )
 
 
+class OfferedTool(Protocol):
+    """What an arm offers the model: a `Tool`, or a tool served elsewhere (an MCP server's).
+
+    `invoke` returns an outcome for anything the model can cause; it raises only ToolInfraError.
+    """
+
+    name: str
+
+    def schema(self) -> dict[str, Any]: ...
+
+    async def invoke(self, arguments: str | dict[str, Any] | None) -> ToolOutcome: ...
+
+
 @dataclass
 class Arm:
     name: str
-    tools: list[Tool] = field(default_factory=list)
+    tools: list[OfferedTool] = field(default_factory=list)
 
-    def tool(self, name: str) -> Tool | None:
+    def tool(self, name: str) -> OfferedTool | None:
         return next((tool for tool in self.tools if tool.name == name), None)
 
     def schemas(self) -> list[dict[str, Any]]:

@@ -10,23 +10,16 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
-from arms.base import Arm, Tool
+from arms.base import Arm, OfferedTool, Tool
 from arms.browser import Browser, BrowserSession
 from arms.sandbox import ReplicaRoute
-from arms.tools import TOOLS_BY_DOMAIN
+from arms.tool_source import TypedTools, in_process_tools
 from arms.tools.browser_tools import browser_tools
 from arms.tools.web_tools import web_tools
 from harness.errors import UserError
 from replicas.serve import REPLICAS, ReplicaEndpoint, endpoint, ensure_replicas
 
 ARM_NAMES = ("browsing", "tooled")
-
-
-def typed_tools(domain: str) -> list[Tool]:
-    tool_classes = TOOLS_BY_DOMAIN.get(domain)
-    if tool_classes is None:
-        raise UserError(f"no typed tools for domain {domain!r}; domains: {', '.join(TOOLS_BY_DOMAIN)}")
-    return [cls() for cls in tool_classes]
 
 
 def check_arm(name: str, domain: str) -> None:
@@ -36,10 +29,12 @@ def check_arm(name: str, domain: str) -> None:
         raise UserError(f"no replica for domain {domain!r}; replicas: {', '.join(REPLICAS)}")
 
 
-def arm_tools(name: str, domain: str, session: BrowserSession | None, web: list[Tool]) -> list[Tool]:
+def arm_tools(
+    name: str, session: BrowserSession | None, web: list[Tool], typed: list[OfferedTool]
+) -> list[OfferedTool]:
     """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
-    tools = [*browser_tools(session), *web]
-    return tools + typed_tools(domain) if name == "tooled" else tools
+    tools: list[OfferedTool] = [*browser_tools(session), *web]
+    return tools + typed if name == "tooled" else tools
 
 
 def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
@@ -50,8 +45,10 @@ def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
 
 
 class ArmEnvironment:
-    def __init__(self, domains: list[str]):
+    def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools):
+        """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP)."""
         self.domains = sorted(set(domains))
+        self.typed_tools = typed_tools
         self.endpoints: dict[str, ReplicaEndpoint] = {}
         self.browser: Browser | None = None
         self._web: dict[str, list[Tool]] = {}
@@ -71,10 +68,13 @@ class ArmEnvironment:
             self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         return self._web[domain]
 
+    def typed(self, name: str, domain: str) -> list[OfferedTool]:
+        return self.typed_tools(domain) if name == "tooled" else []
+
     def template(self, name: str, domain: str) -> Arm:
         """The arm's tools without a live browser: enough for schemas and the manifest hash."""
         check_arm(name, domain)
-        return Arm(name, arm_tools(name, domain, None, self.web(domain)))
+        return Arm(name, arm_tools(name, None, self.web(domain), self.typed(name, domain)))
 
     @asynccontextmanager
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
@@ -82,6 +82,6 @@ class ArmEnvironment:
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         session = await self.browser.new_session([self.endpoints[domain].base_url])
         try:
-            yield Arm(name, arm_tools(name, domain, session, self.web(domain)))
+            yield Arm(name, arm_tools(name, session, self.web(domain), self.typed(name, domain)))
         finally:
             await session.close()

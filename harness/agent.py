@@ -1,8 +1,9 @@
 """One episode: a question, an arm and a model, through LiteLLM's tool-calling loop.
 
 The episode never raises for anything a model or tool does: a bad tool call becomes an error
-message to the model, a provider failure (after the client's retries) ends the episode as an infra
-error. What it returns is everything a run record needs; grading happens elsewhere.
+message to the model; a provider failure (after the client's retries), or a tool whose backend
+is gone (ToolInfraError), ends the episode as an infra error. What it returns is everything a
+run record needs; grading happens elsewhere.
 
 The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
 the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
@@ -16,13 +17,12 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Literal
 
 import litellm
 
 import harness.models  # noqa: F401  (registers the offline providers)
-from arms.base import Arm, Tool, ToolError, ToolOutcome
+from arms.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from graders.strict import extract_answer
 from harness.client import ModelClient, ProviderFailure, served_by
 from harness.limits import RunLimits
@@ -173,7 +173,11 @@ async def _loop(
             if episode.actions >= budget:
                 episode.stop_reason = "budget"
                 return
-            outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+            try:
+                outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+            except ToolInfraError as error:
+                episode.end("infra_error", f"ToolInfraError: {error}", "infra")
+                return
             messages.append(
                 {
                     "role": "tool",
@@ -217,7 +221,7 @@ async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | Non
             is_error=True,
         )
     else:
-        episode.empty_tool_args += bool(required_fields(type(tool))) and _is_empty(arguments)
+        episode.empty_tool_args += bool(required_fields(tool)) and _is_empty(arguments)
         outcome = await tool.invoke(arguments)
     episode.tool_seconds += time.perf_counter() - started
     episode.waiting_on = "agent"
@@ -225,9 +229,9 @@ async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | Non
     return outcome
 
 
-@cache
-def required_fields(tool_type: type[Tool]) -> tuple[str, ...]:
-    return tuple(tool_type.Args.model_json_schema().get("required", ()))
+def required_fields(tool: OfferedTool) -> list[str]:
+    """From the schema the model saw, so it holds for tools served elsewhere (MCP) too."""
+    return tool.schema()["function"]["parameters"].get("required", [])
 
 
 def _is_empty(arguments: str | None) -> bool:

@@ -21,9 +21,11 @@ app = typer.Typer(
 questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
 replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on loopback.")
+mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
 app.add_typer(replicas_app, name="replicas")
+app.add_typer(mcp_app, name="mcp")
 
 # Rich falls back to 80 columns when piped; the report table needs more to stay readable.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -86,6 +88,8 @@ def run(
     provider_order: ProviderOrder = None,
     provider_ignore: ProviderIgnore = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    tools: Annotated[Optional[str], typer.Option(
+        help="The tooled arm's typed tools from an MCP server: mcp:COMMAND (stdio) or mcp:URL (streamable HTTP).")] = None,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report."""
     from harness.client import provider_routing
@@ -105,6 +109,8 @@ def run(
     for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
                         (max_cost_per_run, "--max-cost-per-run"), (max_cost, "--max-cost")]:
         positive(value, flag)
+    if tools and len(domains) > 1:
+        raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     check_model(model)
     if max_cost is not None or max_cost_per_run is not None:
         check_priced(model)
@@ -125,7 +131,7 @@ def run(
         retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
         request_timeout=request_timeout, run_timeout=run_timeout,
         max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
-        max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing,
+        max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
     )
     try:
         result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
@@ -312,6 +318,38 @@ def data_build(
         raise UserError(str(error)) from None
     for path in built:
         out.print(f"wrote {path}")
+
+
+@replicas_app.command("serve")
+def replicas_serve(
+    domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
+) -> None:
+    """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
+    from replicas.serve import endpoint, serve_forever
+
+    for name in domain or []:
+        endpoint(name)  # an unknown domain fails here, with the choices
+    from replicas.serve import REPLICAS
+
+    for name in domain or list(REPLICAS):
+        target = endpoint(name)
+        out.print(f"{name}: {target.base_url}/  (socket {target.socket_path})")
+    serve_forever(domain or None)
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    domain: Annotated[str, typer.Argument(help="The domain whose typed tools to serve, e.g. gpus.")],
+    http: Annotated[Optional[int], typer.Option(
+        min=0, max=65535, metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT (0: any free port).")] = None,
+) -> None:
+    """Serve DOMAIN's typed tools over MCP: stdio by default, streamable HTTP with --http."""
+    from arms.mcp_server import serve
+
+    try:
+        serve(domain, http, announce=lambda url: err.print(f"serving {domain} tools at {url}", highlight=False))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
 
 
 def main(argv: list[str] | None = None) -> None:

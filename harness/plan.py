@@ -27,6 +27,7 @@ class RunConfig:
     max_cost: float | None = None  # dollars for the whole run set
     max_infra_errors: int | None = None  # more than this many infra errors fails the run set
     completion_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to LiteLLM as-is
+    tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
 
     @property
     def run_limits(self) -> RunLimits:
@@ -43,6 +44,7 @@ class RunConfig:
             "arms": self.arms,
             "runs": self.runs,
             "budget": self.budget,
+            "tools": self.tools,
             "concurrency": self.concurrency,
             "rpm": self.rpm,
             "max_retries": self.retry.max_retries,

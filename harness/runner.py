@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from arms import ARM_NAMES, ArmEnvironment
 from arms.base import Arm
 from arms.environment import resources_prompt
+from arms.tool_source import open_typed_tools
 from harness.agent import prompt_hash, run_episode
 from harness.client import ModelClient
 from harness.errors import UserError
@@ -94,7 +95,8 @@ async def run_set(
     worker_scope: WorkerScope | None = None,
 ) -> RunSetResult:
     jobs = plan(question_sets, config)
-    async with ArmEnvironment([qs.domain for qs in question_sets]) as env:
+    domains = [qs.domain for qs in question_sets]
+    async with open_typed_tools(config.tools) as typed_tools, ArmEnvironment(domains, typed_tools) as env:
         return await _run_jobs(jobs, question_sets, config, store, env, resume, show_progress, worker_scope)
 
 

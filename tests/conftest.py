@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -139,3 +141,21 @@ def cli(capsys):
         return code, captured.out, captured.err
 
     return invoke
+SERVE_GPUS = [sys.executable, "-m", "harness.cli", "mcp", "serve", "gpus"]
+
+
+@pytest.fixture
+def serve_gpus() -> list[str]:
+    """The command line that serves the GPU tools over MCP stdio: `bench mcp serve gpus`."""
+    return list(SERVE_GPUS)
+
+
+@pytest.fixture
+def http_gpus():
+    """Starts `bench mcp serve gpus --http 0`; gives (process, the URL it announces); stops it."""
+    process = subprocess.Popen([*SERVE_GPUS, "--http", "0"], stderr=subprocess.PIPE, text=True)
+    announced = process.stderr.readline()
+    assert "http://127.0.0.1:" in announced, announced
+    yield process, announced.split()[-1]
+    process.kill()
+    process.wait(timeout=30)

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from arms.base import Arm, ToolInfraError
+from arms.tools.gpu_query import GpuQuery
 from graders.strict import grade
 from harness.agent import run_episode
 from harness.client import ModelClient
@@ -101,3 +103,21 @@ async def test_system_prompt_is_the_same_for_every_question(gpu_design, gpu_held
     second = await run_episode(gpu_heldout.questions[0], arm, "scripted/oracle", budget=24)
     assert first.transcript[0] == second.transcript[0]
     assert "ANSWER:" in first.transcript[0]["content"]
+
+
+async def test_a_tool_whose_backend_is_gone_ends_the_run_as_an_infra_error(gpu_design):
+    class Orphan:
+        """A tool whose server has died."""
+
+        name = "gpu_query"
+
+        def schema(self):
+            return GpuQuery().schema()
+
+        async def invoke(self, arguments):
+            raise ToolInfraError("MCP server connection lost")
+
+    episode = await run_episode(gpu_design.questions[0], Arm("tooled", [Orphan()]), "scripted/oracle")
+    assert episode.stop_reason == "infra_error" and episode.answer is None
+    assert episode.error == "ToolInfraError: MCP server connection lost"
+    assert episode.actions == 1

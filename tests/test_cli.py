@@ -1,7 +1,9 @@
 """The `bench` command as a user runs it: exit codes and messages, never a traceback."""
 import json
 import os
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -227,3 +229,18 @@ def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
                             "--max-infra-errors", "1", "--concurrency", "1", "--out", str(out), "--quiet")
     assert code == 1 and "more than --max-infra-errors 1" in err
     assert "infra errors" in stdout and len((out / "runs.jsonl").read_text().splitlines()) == 2
+
+
+def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):
+    broken = shlex.join([*serve_gpus[:-1], "nosuch"])
+    result = bench("run", "--model", "scripted/oracle", "--tools", f"mcp:{broken}", "--out", str(tmp_path / "x"))
+    assert_user_error(result, "could not start or reach the MCP server", "no typed tools for domain 'nosuch'")
+    assert not (tmp_path / "x").exists()
+
+
+def test_mcp_serve_on_a_busy_port_is_one_message():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = bench("mcp", "serve", "gpus", "--http", str(busy.getsockname()[1]))
+    assert_user_error(result, "cannot listen on 127.0.0.1:")

@@ -1,0 +1,39 @@
+"""Where the tooled arm's typed tools come from: this process (TOOLS_BY_DOMAIN) or an MCP server.
+
+`bench run --tools mcp:TARGET` swaps the in-process typed tools for the tools an MCP server lists,
+so any server runs against the same questions, model, prompt and budget as ours.
+"""
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Callable
+
+from arms.base import OfferedTool
+from arms.tools import TOOLS_BY_DOMAIN
+from harness.errors import UserError
+
+TypedTools = Callable[[str], list[OfferedTool]]
+"""A domain's typed tools."""
+
+MCP_PREFIX = "mcp:"
+
+
+def in_process_tools(domain: str) -> list[OfferedTool]:
+    tool_classes = TOOLS_BY_DOMAIN.get(domain)
+    if tool_classes is None:
+        raise UserError(f"no typed tools for domain {domain!r}; domains: {', '.join(TOOLS_BY_DOMAIN)}")
+    return [cls() for cls in tool_classes]
+
+
+@asynccontextmanager
+async def open_typed_tools(source: str | None) -> AsyncIterator[TypedTools]:
+    """`None`: the in-process tools. `mcp:COMMAND` or `mcp:URL`: the server's, for the block."""
+    if source is None:
+        yield in_process_tools
+        return
+    if not source.startswith(MCP_PREFIX):
+        raise UserError(f"--tools takes mcp:COMMAND or mcp:URL, not {source!r}")
+    from arms.mcp_client import connect  # the MCP SDK loads only when a run uses it
+
+    async with connect(source.removeprefix(MCP_PREFIX)) as tools:
+        yield lambda domain: list(tools)  # a server serves one domain: `bench run` takes one with it
