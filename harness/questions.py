@@ -48,10 +48,11 @@ class AnswerExtraction(Strict):
     """Which part of the last tool result forms the answer.
 
     `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
-    `aggregate`: the aggregate's value. `format` renders numbers (e.g. "{:.0f}").
+    `aggregate`: the aggregate's value; `stdout`: every non-empty line the python tool printed.
+    `format` renders numbers (e.g. "{:.0f}").
     """
 
-    source: Literal["rows", "aggregate"] = Field(alias="from")
+    source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
     field: str | None = None
     ties_on: str | None = None
     format: str | None = None
@@ -63,6 +64,8 @@ class AnswerExtraction(Strict):
         return self
 
     def apply(self, result: dict[str, Any]) -> list[str]:
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
         if self.source == "aggregate":
             return [render_value(result["aggregate"]["value"], self.format)]
         rows = result["rows"]
