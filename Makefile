@@ -29,6 +29,7 @@ test: setup
 bench: setup
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
+	$(BIN)/python benchmarks/worldbank_latency.py
 
 data: setup
 	$(BIN)/bench data build

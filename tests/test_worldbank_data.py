@@ -1,4 +1,4 @@
-"""The wb_* tables: the CSVs' values exactly (when ../shared is present) and the documented quirks."""
+"""The wb_* tables: exactly the CSVs' values (when ../shared is present) and the quirks."""
 from __future__ import annotations
 
 import polars as pl

@@ -1,4 +1,4 @@
-"""The World Bank replica's behaviour: values from the data, parameters, errors, XML, never a 500."""
+"""The World Bank replica's behaviour: values from the data, parameters, errors, XML, no 500."""
 from __future__ import annotations
 
 import logging

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from replicas.worldbank import resources
 from replicas.worldbank.advanced import advanced
-from replicas.worldbank.catalog import Catalog, catalog
+from replicas.worldbank.catalog import SOURCE_ID, Catalog, catalog
 from replicas.worldbank.data import indicator_data
 from replicas.worldbank.params import ApiError, lowercase_keys, output_format, parse_query
 from replicas.worldbank.render import media_type, message_body
@@ -44,7 +44,7 @@ def resource_name(segment: str) -> str | None:
     return NAMES.get(segment.lower())
 
 
-def dispatch(data: Catalog, segments: list[str], params: dict[str, str]) -> str:
+def dispatch(tables: Catalog, segments: list[str], params: dict[str, str]) -> str:
     if [s.lower() for s in segments[:1]] != ["v2"]:
         raise ApiError("not_found")
     segments = segments[1:]
@@ -58,11 +58,11 @@ def dispatch(data: Catalog, segments: list[str], params: dict[str, str]) -> str:
     query = parse_query(params)
     rest = segments[1:]
     if len(rest) <= 1:
-        return LISTS[name](data, rest[0] if rest else None, query)
+        return LISTS[name](tables, rest[0] if rest else None, query)
     if name == "country" and len(rest) == 3 and resource_name(rest[1]) == "indicator":
-        return indicator_data(data, rest[0], rest[2], query)
-    if name == "source" and rest[0] == resources.SOURCE_ID:
-        return advanced(data, rest[1:], query)
+        return indicator_data(tables, rest[0], rest[2], query)
+    if name == "source" and rest[0] == SOURCE_ID:
+        return advanced(tables, rest[1:], query)
     if name == "source":
         raise ApiError("invalid")
     raise ApiError("not_found")
