@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from arms.base import Tool, ToolError
 from arms.tools import worldbank_lookup as lookup
 from arms.tools.worldbank_lookup import ValueFilter
+from replicas.data import load_table
 from replicas.worldbank.catalog import Economy, catalog
 
 MAX_ECONOMIES = 40
@@ -20,13 +22,13 @@ MAX_LIMIT = 100
 
 
 def indicator_catalogue() -> str:
-    """One line per indicator with the years it has values for (from the data)."""
-    data = catalog()
-    lines = []
-    for indicator in data.indicators.values():
-        years = {y for series in data.values[indicator.code].values() for y in series}
-        lines.append(f"- {indicator.code}: {indicator.name} ({min(years)}-{max(years)})")
-    return "\n".join(lines)
+    """One line per indicator with the years it has values for."""
+    spans = load_table("wb_values").group_by("indicator").agg(
+        pl.col("year").min().alias("first"), pl.col("year").max().alias("last")
+    )
+    rows = load_table("wb_indicators").join(spans, left_on="code", right_on="indicator")
+    return "\n".join(f"- {r['code']}: {r['name']} ({r['first']}-{r['last']})"
+                     for r in rows.sort("code").iter_rows(named=True))
 
 
 def group_catalogue() -> str:
@@ -37,12 +39,17 @@ def group_catalogue() -> str:
     return "\n".join(f"- {part}" for part in parts)
 
 
+def economy_counts() -> str:
+    aggregates = load_table("wb_countries")["is_aggregate"]
+    return (f"{(~aggregates).sum()} countries and territories, plus {aggregates.sum()} "
+            "aggregates")
+
+
+# Descriptions are built from the tables' metadata at import; the values load on first call.
 INDICATORS = indicator_catalogue()
 GROUPS = group_catalogue()
-YEARS = f"{catalog().years[0]}-{catalog().years[-1]}"
-COUNTS = "{} countries and territories, plus {} aggregates".format(
-    *(sum(e.is_aggregate == flag for e in catalog().economies.values()) for flag in (False, True))
-)
+COUNTS = economy_counts()
+YEARS = f"{load_table('wb_values')['year'].min()}-{load_table('wb_values')['year'].max()}"
 
 GROUP_FILTERS = f"""\
 region, income_group, lending_type: World Bank classifications, by code or name \
@@ -79,7 +86,7 @@ class GetSeriesArgs(BaseModel):
     start_year: int = Field(description="First year, inclusive.")
     end_year: int = Field(description="Last year, inclusive.")
     value_filter: ValueFilter | None = Field(
-        None, description="Keep only years whose value passes, e.g. {op: lt, value: 0}."
+        None, description="Keep only years whose value passes, e.g. {op: gt, value: 10}."
     )
 
 
@@ -164,7 +171,7 @@ Indicators (code: name (years with data)):
 {INDICATORS}
 {ECONOMY_TOKENS} Years: {YEARS}.
 value_filter {{op: gt|gte|lt|lte|eq|ne, value}} keeps only the years whose value passes (e.g. \
-the years GDP growth was below zero).
+the years inflation was above 10%).
 
 Result: indicator, rows [{{economy, name, year, value}}] (by economy as given, then year \
 ascending; only years with a value that pass value_filter), matched (rows), and missing \

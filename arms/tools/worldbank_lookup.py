@@ -11,9 +11,11 @@ import operator
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from arms.base import ToolError
+from replicas.data import load_table
 from replicas.worldbank.catalog import INCOME_UNIONS, Economy, Indicator, catalog
 
 COMPARISONS: dict[str, Callable[[float, float], bool]] = {
@@ -25,6 +27,8 @@ COMPARISONS: dict[str, Callable[[float, float], bool]] = {
     "ne": operator.ne,
 }
 MAX_MATCHES = 8
+GROUP_TABLES = {"region": "wb_regions", "income_group": "wb_income_levels",
+                "lending_type": "wb_lending_types"}
 
 
 class ValueFilter(BaseModel):
@@ -91,16 +95,13 @@ def economies(tokens: list[str]) -> list[Economy]:
 
 
 def group_choices(kind: str) -> dict[str, set[str]]:
-    """Group label -> the classification codes it stands for."""
-    data = catalog()
-    if kind == "region":
-        groups = [(r["code"], r["name"]) for r in data.regions if r["id"]]
-    elif kind == "income_group":
-        groups = [(g.code, g.name) for g in data.income_levels]
-    else:
-        groups = [(g.code, g.name) for g in data.lending_types]
+    """Group label -> the classification codes it stands for (read from the tables directly, so
+    tool descriptions need not load the catalog)."""
+    table = load_table(GROUP_TABLES[kind])
+    if kind == "region":  # the geographic regions; the other region codes are aggregates
+        table = table.filter(pl.col("id") != "")
     return {f"{code}: {name.strip()}": set(INCOME_UNIONS.get(code, (code,)))
-            for code, name in groups}
+            for code, name in zip(table["code"], table["name"])}
 
 
 def group(kind: str, token: str) -> tuple[str, set[str]]:
@@ -142,7 +143,7 @@ def value_test(spec: ValueFilter | None) -> Callable[[float], bool]:
 
 
 def value_of(indicator_: Indicator, economy_: Economy, at_year: int) -> float | None:
-    return catalog().values.get(indicator_.code, {}).get(economy_.code, {}).get(at_year)
+    return catalog().value(indicator_.code, economy_.code, at_year)
 
 
 def economy_ref(economy_: Economy) -> dict[str, Any]:

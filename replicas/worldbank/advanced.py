@@ -107,7 +107,7 @@ def data(catalog: Catalog, segments: dict[str, str], query: Query) -> str:
               for block in blocks_for(catalog, indicator, economies, years, query)]
     records = []
     for indicator, economy, year in page_rows(blocks, query):
-        value = catalog.values.get(indicator.code, {}).get(economy.code, {}).get(year)
+        value = catalog.value(indicator.code, economy.code, year)
         records.append({
             "variable": [
                 {"concept": "Country", "id": economy.code, "value": economy.name},

@@ -72,6 +72,10 @@ class Catalog:
     def indicator(self, token: str) -> Indicator | None:
         return self.indicators.get(token.strip().upper())
 
+    def value(self, indicator: str, economy: str, year: int) -> float | None:
+        """The published value, or None where the data has none."""
+        return self.values.get(indicator, {}).get(economy, {}).get(year)
+
     def members(self, kind: str, code: str) -> set[str] | None:
         """Codes of the economies in a region, income level or lending type; None if unknown."""
         code = code.strip().upper()

@@ -90,7 +90,7 @@ def page_rows(blocks: list[Block], query: Query) -> list[Row]:
 
 def record(catalog: Catalog, row: Row, query: Query, several: bool) -> dict[str, Any]:
     indicator, economy, year = row
-    value = catalog.values.get(indicator.code, {}).get(economy.code, {}).get(year)
+    value = catalog.value(indicator.code, economy.code, year)
     result: dict[str, Any] = {
         "indicator": {"id": indicator.code, "value": indicator.name},
         "country": {"id": economy.iso2, "value": economy.name},
