@@ -41,8 +41,8 @@ bench: setup $(BENCH_STAMP)
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/sandbox_startup.py
-
 	$(BIN)/python benchmarks/run_engine.py
+	$(BIN)/python benchmarks/worldbank_latency.py
 
 local-model: setup
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'

@@ -64,6 +64,8 @@ class AnswerExtraction(Strict):
         return self
 
     def apply(self, result: dict[str, Any]) -> list[str]:
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
         if self.source == "aggregate":
             return [render_value(result["aggregate"]["value"], self.format)]
         if self.source == "stdout":

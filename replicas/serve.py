@@ -57,6 +57,7 @@ REPLICAS: dict[str, ReplicaSpec] = {
     spec.domain: spec
     for spec in (
         ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0, "GPU specification database (website)"),
+        ReplicaSpec("worldbank", "replicas.worldbank.app:create_app", 1, "World Bank Indicators API v2"),
     )
 }
 

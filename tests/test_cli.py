@@ -233,7 +233,8 @@ def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
 
 def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):
     broken = shlex.join([*serve_gpus[:-1], "nosuch"])
-    result = bench("run", "--model", "scripted/oracle", "--tools", f"mcp:{broken}", "--out", str(tmp_path / "x"))
+    result = bench("run", "--model", "scripted/oracle", "--domain", "gpus", "--tools", f"mcp:{broken}",
+                   "--out", str(tmp_path / "x"))
     assert_user_error(result, "could not start or reach the MCP server", "no typed tools for domain 'nosuch'")
     assert not (tmp_path / "x").exists()
 

@@ -549,7 +549,7 @@ def test_fastest_recent_nvidia_hbm_data_center_gpus() -> None:
 
 
 def test_registry_and_schema() -> None:
-    assert TOOLS_BY_DOMAIN == {"gpus": [GpuQuery]}
+    assert TOOLS_BY_DOMAIN["gpus"] == [GpuQuery]
     schema = GpuQuery().schema()["function"]
     assert schema["name"] == "gpu_query"
     properties = schema["parameters"]["properties"]

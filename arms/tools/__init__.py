@@ -2,5 +2,9 @@
 
 from arms.base import Tool
 from arms.tools.gpu_query import GpuQuery
+from arms.tools.worldbank import GetSeries, ListEconomies, RankYear
 
-TOOLS_BY_DOMAIN: dict[str, list[type[Tool]]] = {"gpus": [GpuQuery]}
+TOOLS_BY_DOMAIN: dict[str, list[type[Tool]]] = {
+    "gpus": [GpuQuery],
+    "worldbank": [ListEconomies, GetSeries, RankYear],
+}

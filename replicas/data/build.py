@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from replicas.data import DATA_DIR
+from replicas.data.worldbank import build_worldbank
 
 
 def build_gpus(shared_data: Path) -> Path:
@@ -23,7 +24,8 @@ def build_gpus(shared_data: Path) -> Path:
     return target
 
 
-BUILDERS = {"gpus": build_gpus}
+# Each builder writes one table (returns its path) or several (returns a list of paths).
+BUILDERS = {"gpus": build_gpus, "worldbank": build_worldbank}
 
 
 def build_all(shared_data: Path) -> list[Path]:
@@ -32,4 +34,8 @@ def build_all(shared_data: Path) -> list[Path]:
         raise FileNotFoundError(
             f"shared data folder {shared_data} lacks {', '.join(missing)}; pass --source"
         )
-    return [build(shared_data) for build in BUILDERS.values()]
+    built: list[Path] = []
+    for build in BUILDERS.values():
+        result = build(shared_data)
+        built.extend(result if isinstance(result, list) else [result])
+    return built
