@@ -20,12 +20,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	@echo "armbench demo: the GPU design and held-out sets through the tooled arm, 3 runs each."
+	@echo "armbench demo: the GPU design and held-out sets through the browsing and tooled arms, 3 runs each."
 	@echo "The model is scripted/oracle: a scripted reference policy that replays each question's"
 	@echo "stored tool calls and reads the answer off the tool's result. It is NOT a language model;"
 	@echo "it proves the harness, the tool and the questions end to end, offline."
 	rm -rf results/demo
-	$(BIN)/bench run --model scripted/oracle --arm tooled --set all --domain gpus --runs 3 --out results/demo
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo
 	@echo "To run a real model: $(BIN)/bench run --model openai/gpt-4o-mini --set heldout (needs OPENAI_API_KEY)."
 
 test: setup

@@ -37,7 +37,7 @@ async def arm_env():
         yield env
 
 
-# --- a two-arm run set built record by record (the browsing arm does not run yet) -------------
+# --- a two-arm run set built record by record, with misses no scripted policy makes -------------
 
 from harness.store import RunRecord, RunSetStore  # noqa: E402
 

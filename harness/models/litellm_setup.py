@@ -33,7 +33,7 @@ def configure_litellm() -> None:
     ]
     custom_llm_setup()
 
-    # A local model costs nothing per token by default; `--price` on `bench run` overrides.
+    # A local model costs nothing per token.
     for name in LOCAL_MODELS:
         register_price(f"local/{name}", 0.0, 0.0)
     from harness.models import scripts  # noqa: F401  (registers the built-in scripts)
