@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 from arms.base import Arm, OfferedTool, Tool
-from arms.browser import Browser, BrowserSession
+from arms.browser import Browser, BrowserSession, PageView
 from arms.sandbox import ReplicaRoute
 from arms.tool_source import TypedTools, in_process_tools
 from arms.tools.browser_tools import browser_tools
@@ -22,6 +22,50 @@ from replicas.serve import REPLICAS, ReplicaEndpoint, endpoint, ensure_replicas
 ARM_NAMES = ("browsing", "tooled")
 
 
+class LazySession:
+    """A run's browser session, opened on the run's first browser action.
+
+    A browser context costs a few hundred milliseconds to open and close; runs that never browse
+    (most tooled runs) should not pay for it.
+    """
+
+    def __init__(self, browser: Browser, origins: list[str]):
+        self._browser = browser
+        self._origins = origins
+        self._session: BrowserSession | None = None
+
+    @property
+    def opened(self) -> bool:
+        return self._session is not None
+
+    async def _open(self) -> BrowserSession:
+        if self._session is None:
+            self._session = await self._browser.new_session(self._origins)
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def navigate(self, url: str) -> PageView:
+        return await (await self._open()).navigate(url)
+
+    async def snapshot(self) -> PageView:
+        return await (await self._open()).snapshot()
+
+    async def click(self, ref: str) -> PageView:
+        return await (await self._open()).click(ref)
+
+    async def type(self, ref: str, text: str, submit: bool = False) -> PageView:
+        return await (await self._open()).type(ref, text, submit)
+
+    async def select(self, ref: str, value: str) -> PageView:
+        return await (await self._open()).select(ref, value)
+
+    async def back(self) -> PageView:
+        return await (await self._open()).back()
+
+
 def check_arm(name: str, domain: str) -> None:
     if name not in ARM_NAMES:
         raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARM_NAMES)}")
@@ -30,7 +74,7 @@ def check_arm(name: str, domain: str) -> None:
 
 
 def arm_tools(
-    name: str, session: BrowserSession | None, web: list[Tool], typed: list[OfferedTool]
+    name: str, session: LazySession | None, web: list[Tool], typed: list[OfferedTool]
 ) -> list[OfferedTool]:
     """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
     tools: list[OfferedTool] = [*browser_tools(session), *web]
@@ -80,7 +124,7 @@ class ArmEnvironment:
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
         check_arm(name, domain)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
-        session = await self.browser.new_session([self.endpoints[domain].base_url])
+        session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
             yield Arm(name, arm_tools(name, session, self.web(domain), self.typed(name, domain)))
         finally:

@@ -121,3 +121,13 @@ async def test_a_tool_whose_backend_is_gone_ends_the_run_as_an_infra_error(gpu_d
     assert episode.stop_reason == "infra_error" and episode.answer is None
     assert episode.error == "ToolInfraError: MCP server connection lost"
     assert episode.actions == 1
+
+
+async def test_a_browser_context_opens_only_when_a_run_browses(arm_env):
+    async with arm_env.open_arm("tooled", "gpus") as arm:
+        session = arm.tool("browser_navigate").session
+        assert not (await arm.tool("gpu_query").invoke({"limit": 1})).is_error
+        assert not session.opened
+        page = await arm.tool("browser_navigate").invoke({"url": arm_env.endpoints["gpus"].base_url + "/gpus"})
+        assert not page.is_error and "GPU" in page.result["title"]
+        assert session.opened
