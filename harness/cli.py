@@ -325,16 +325,12 @@ def replicas_serve(
     domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
 ) -> None:
     """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
-    from replicas.serve import endpoint, serve_forever
+    from replicas.serve import REPLICAS, endpoint, serve_forever
 
-    for name in domain or []:
-        endpoint(name)  # an unknown domain fails here, with the choices
-    from replicas.serve import REPLICAS
-
-    for name in domain or list(REPLICAS):
-        target = endpoint(name)
-        out.print(f"{name}: {target.base_url}/  (socket {target.socket_path})")
-    serve_forever(domain or None)
+    targets = [endpoint(name) for name in domain or REPLICAS]  # an unknown domain stops here
+    for target in targets:
+        out.print(f"{target.domain}: {target.base_url}/  (socket {target.socket_path})")
+    serve_forever([target.domain for target in targets])
 
 
 @mcp_app.command("serve")

@@ -245,3 +245,8 @@ def test_mcp_serve_on_a_busy_port_is_one_message():
         busy.listen()
         result = bench("mcp", "serve", "gpus", "--http", str(busy.getsockname()[1]))
     assert_user_error(result, "cannot listen on 127.0.0.1:")
+
+
+def test_replicas_serve_names_an_unknown_domain(monkeypatch, capsys):
+    code, _, err_text = bench_here(monkeypatch, capsys, "replicas", "serve", "--domain", "nosuch")
+    assert code == 2 and "nosuch" in err_text and "Traceback" not in err_text

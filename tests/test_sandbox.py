@@ -27,6 +27,7 @@ from arms.sandbox import (
     ReplicaSocketBlocked,
     SandboxConfig,
     SandboxUnavailable,
+    WORK_DIR,
     run_python,
 )
 from arms.tools.web_tools import PythonTool, web_tools
@@ -231,9 +232,10 @@ print("sk-test" in open("/proc/self/environ").read(), "sk-test" in open("/proc/1
 
 @needs_bwrap
 async def test_only_the_sandbox_dirs_are_writable():
-    code = """
+    writable = [f"{WORK_DIR}/x", "/tmp/x", "/dev/shm/x"]  # the sandbox's own mounts
+    code = f"""
 import os
-for path in ["/x", "/usr/x", "/dev/x", "/run/x", "/work/x", "/tmp/x", "/dev/shm/x"]:
+for path in ["/x", "/usr/x", "/dev/x", "/run/x", *{writable!r}]:
     try:
         open(path, "w").write("1")
         print("wrote", path)
@@ -242,7 +244,7 @@ for path in ["/x", "/usr/x", "/dev/x", "/run/x", "/work/x", "/tmp/x", "/dev/shm/
 """
     result = await run_python(code, config())
     assert result.stdout.count("refused") == 4, result.stdout
-    assert "wrote /work/x\nwrote /tmp/x\nwrote /dev/shm/x" in result.stdout
+    assert "\n".join(f"wrote {path}" for path in writable) in result.stdout
 
 
 @needs_bwrap
