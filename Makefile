@@ -5,7 +5,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: setup demo test bench data local-model clean
+.PHONY: setup demo demo-oracle test test-local bench nightly nightly-live data local-model clean
+
+# The committed recording of a real local model on the GPU sets, both arms: what `make demo`
+# replays and what `make nightly` regresses against.
+RECORDING := results/recordings/local-qwen2.5-coder-0.5b-gpus
+RECORDED_PLAN := --arm all --set design,heldout --domain gpus
+LOCAL_MODEL := local/qwen2.5-coder-0.5b
+LOCAL_STAMP := $(VENV)/.local-model-installed
+# `make nightly-live MODEL=openai/gpt-4o-mini`: any LiteLLM model string, with its key in the environment.
+MODEL ?= openai/gpt-4o-mini
 
 # llama.cpp built for any x86-64 with AVX2, not -march=native: its AMX kernels crash in batched
 # decoding on these VMs. --no-cache-dir: a cached native wheel would otherwise be reused.
@@ -20,16 +29,26 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	@echo "armbench demo: the GPU design and held-out sets through the browsing and tooled arms, 3 runs each."
-	@echo "The model is scripted/oracle: a scripted reference policy that replays each question's"
-	@echo "stored tool calls and reads the answer off the tool's result. It is NOT a language model;"
-	@echo "it proves the harness, the tool and the questions end to end, offline."
+	@echo "armbench demo: a real language model ($(LOCAL_MODEL), Qwen2.5-Coder-0.5B-Instruct Q4_K_M) on the"
+	@echo "GPU design and held-out sets, browsing and tooled arms, replayed from the committed recording"
+	@echo "$(RECORDING): the model's turns come from the recording, every tool runs for real."
 	rm -rf results/demo
-	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo
-	@echo "To run a real model: $(BIN)/bench run --model openai/gpt-4o-mini --set heldout (needs OPENAI_API_KEY)."
+	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/demo
+	$(BIN)/bench regress --baseline $(RECORDING) results/demo
+	@echo "Run it live: make local-model, then $(BIN)/bench run --model $(LOCAL_MODEL) $(RECORDED_PLAN)"
+	@echo "Or any LiteLLM model with its key: OPENAI_API_KEY=... $(BIN)/bench run --model openai/gpt-4o-mini --set heldout"
+	@echo "The scripted reference policy (not a model; it shows every question is solvable): make demo-oracle"
+
+demo-oracle: setup
+	rm -rf results/demo-oracle
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo-oracle
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
+test-local: local-model
+	$(BIN)/python -m pytest -m local
 
 # inspect-ai (the optional `bench` extra) is only for the run-engine comparison.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
@@ -43,13 +62,32 @@ bench: setup $(BENCH_STAMP)
 	$(BIN)/python benchmarks/sandbox_startup.py
 	$(BIN)/python benchmarks/run_engine.py
 	$(BIN)/python benchmarks/worldbank_latency.py
+	$(BIN)/python benchmarks/local_model.py $(RECORDING)
 
-local-model: setup
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'
+# The nightly gate, free and deterministic: replay the committed recording against today's code
+# and replicas; any divergence, accuracy drop or cost rise fails it (exit 1).
+nightly: setup
+	rm -rf results/nightly/replay
+	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/nightly/replay --quiet
+	$(BIN)/bench regress --baseline $(RECORDING) results/nightly/replay
+
+# The nightly live run (needs the model's API key); regressed against results/baselines/live when
+# one is committed.
+nightly-live: setup
+	rm -rf results/nightly/live
+	$(BIN)/bench run --model $(MODEL) --arm all --set heldout --runs 3 --max-cost 10 --out results/nightly/live --quiet
+	if [ -d results/baselines/live ]; then $(BIN)/bench regress --baseline results/baselines/live results/nightly/live; \
+	else echo "no live baseline committed (results/baselines/live): nothing to regress against"; fi
+
+local-model: setup $(LOCAL_STAMP)
 	$(BIN)/python -m harness.models.weights
+
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'
+	touch $(LOCAL_STAMP)
 
 data: setup
 	$(BIN)/bench data build
 
 clean:
-	rm -rf $(VENV) results/demo .pytest_cache
+	rm -rf $(VENV) results/demo results/demo-oracle results/nightly .pytest_cache

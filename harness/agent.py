@@ -24,7 +24,7 @@ import litellm
 import harness.models  # noqa: F401  (registers the offline providers)
 from arms.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from graders.strict import extract_answer
-from harness.client import ModelClient, ProviderFailure, served_by
+from harness.client import ModelCaller, ModelClient, ProviderFailure, served_by
 from harness.limits import RunLimits
 from harness.questions import Question
 from harness.store import ErrorKind
@@ -111,13 +111,13 @@ class Episode:
 async def run_episode(
     question: Question,
     arm: Arm,
-    model: str | ModelClient,
+    model: str | ModelCaller,
     *,
     budget: int = DEFAULT_BUDGET,
     resources: str = "",
     limits: RunLimits = RunLimits(),
 ) -> Episode:
-    client = model if isinstance(model, ModelClient) else ModelClient(model)
+    client = ModelClient(model) if isinstance(model, str) else model
     episode = Episode()
     started = time.perf_counter()
     messages: list[dict[str, Any]] = [
@@ -145,7 +145,7 @@ async def _loop(
     episode: Episode,
     messages: list[dict[str, Any]],
     arm: Arm,
-    client: ModelClient,
+    client: ModelCaller,
     budget: int,
     limits: RunLimits,
 ) -> None:
@@ -188,7 +188,7 @@ async def _loop(
             )
 
 
-async def _complete(episode: Episode, messages, arm: Arm, client: ModelClient):
+async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
     started = time.perf_counter()
     episode.waiting_on = "model"
     try:

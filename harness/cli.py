@@ -90,13 +90,21 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     tools: Annotated[Optional[str], typer.Option(
         help="The tooled arm's typed tools from an MCP server: mcp:COMMAND (stdio) or mcp:URL (streamable HTTP).")] = None,
+    question: Annotated[Optional[str], typer.Option(
+        help="Only these question ids, comma list (default: every question of the sets).")] = None,
+    record: Annotated[bool, typer.Option(
+        help="Record every model request and response, so the run set can be replayed with --model replay/DIR.")] = False,
 ) -> None:
-    """Run question sets through arms with a model, grade every run, and print the report."""
+    """Run question sets through arms with a model, grade every run, and print the report.
+
+    --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
+    tools run for real, and each run records where its requests first differ from the recording."""
     from harness.client import provider_routing
     from harness.models.preflight import check_model, check_priced
     from harness.paths import RESULTS_DIR
     from harness.plan import RunConfig
     from harness.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
+    from harness.replay import is_replay
     from harness.retry import RetryPolicy
     from harness.runner import RunSetFailed, known_arms, run_set
     from harness.store import RunSetStore
@@ -112,12 +120,18 @@ def run(
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     check_model(model)
+    if record and is_replay(model):
+        raise UserError("--record records a model's replies; a replay has none of its own to record")
     if max_cost is not None or max_cost_per_run is not None:
         check_priced(model)
     routing = provider_routing(model, comma_list(provider_order), comma_list(provider_ignore))
     question_sets = load_sets(domains, sets if set_ != ALL else None)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
+    only = comma_list(question)
+    unknown = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
+    if unknown:
+        raise UserError(f"no question {', '.join(map(repr, unknown))} in the chosen --domain/--set")
     drift = unlocked_sets(question_sets)
     if drift and not allow_unlocked:
         raise UserError(
@@ -132,6 +146,7 @@ def run(
         request_timeout=request_timeout, run_timeout=run_timeout,
         max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
+        questions=tuple(only), record=record,
     )
     try:
         result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
@@ -191,6 +206,54 @@ def doctor(
         out.print(check.line(), highlight=False)
     if not all(check.ok for check in checks):
         raise typer.Exit(1)
+
+
+@app.command()
+def regress(
+    run_set: Annotated[Path, typer.Argument(help="The run set to judge (e.g. tonight's replay or live run).")],
+    baseline: Annotated[Path, typer.Option(help="The run set it must not fall behind (e.g. the committed recording).")],
+    max_cost_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean cost per run (0.25 = 25%).")] = 0.25,
+    max_tokens_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean tokens per run.")] = 0.25,
+    max_actions_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean actions per run.")] = 0.25,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Exit 1 when RUN_SET regresses against --baseline: accuracy below the baseline's noise, cost,
+    tokens or actions up beyond a threshold, or a replay that diverged. Exit 0 otherwise."""
+    from harness.compare import manifest_differences
+    from harness.publish import dumps, read_manifest
+    from harness.regress import Thresholds, flips_table, groups_table, regress as judge
+    from harness.store import open_run_set
+    from harness.tables import to_rich
+
+    base_store, store = open_run_set(baseline), open_run_set(run_set)
+    verdict = judge(base_store.records(), store.records(),
+                    Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise))
+    if as_json:
+        print(dumps(verdict.to_json()))
+    else:
+        out.print(f"[bold]baseline[/bold] {baseline} (model {read_manifest(base_store).get('model', '?')}); "
+                  f"[bold]candidate[/bold] {run_set} (model {read_manifest(store).get('model', '?')})",
+                  highlight=False)
+        for difference in manifest_differences(read_manifest(base_store), read_manifest(store)):
+            out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
+        for note in verdict.notes:
+            out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+        out.print(to_rich(groups_table(verdict)))
+        if verdict.flips:
+            out.print(to_rich(flips_table(verdict)))
+        for run_id, divergence in verdict.divergences[:MAX_LISTED]:
+            out.print(f"[red]diverged[/red] {run_id}: {divergence}", highlight=False)
+        if len(verdict.divergences) > MAX_LISTED:
+            out.print(f"… and {len(verdict.divergences) - MAX_LISTED} more diverged runs", highlight=False)
+        for problem in verdict.problems:
+            out.print(f"[bold red]REGRESSION[/bold red] {problem}", highlight=False)
+        if verdict.ok:
+            out.print("[bold green]OK[/bold green]: no regression against the baseline", highlight=False)
+    if not verdict.ok:
+        raise typer.Exit(1)
+
+
+MAX_LISTED = 10
 
 
 @app.command()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import litellm
 
@@ -27,6 +27,14 @@ class ProviderFailure(Exception):
         super().__init__(str(error) if name in str(error) else f"{name}: {error}")
         self.error = error
         self.attempts = attempts
+
+
+class ModelCaller(Protocol):
+    """What an episode calls the model through: the client, or a recording's player."""
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, tool_choice: Any = None
+    ) -> tuple[Any, int]: ...
 
 
 @dataclass

@@ -28,6 +28,8 @@ class RunConfig:
     max_infra_errors: int | None = None  # more than this many infra errors fails the run set
     completion_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to LiteLLM as-is
     tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
+    questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
+    record: bool = False  # write every model request and response to <run-set>/recording/
 
     @property
     def run_limits(self) -> RunLimits:
@@ -45,6 +47,8 @@ class RunConfig:
             "runs": self.runs,
             "budget": self.budget,
             "tools": self.tools,
+            "questions": list(self.questions),
+            "record": self.record,
             "concurrency": self.concurrency,
             "rpm": self.rpm,
             "max_retries": self.retry.max_retries,
@@ -83,6 +87,7 @@ def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:
         Job(question, question_set, arm, repeat)
         for question_set in question_sets
         for question in question_set.questions
+        if not config.questions or question.id in config.questions
         for arm in config.arms
         for repeat in range(config.runs)
     ]

@@ -21,13 +21,14 @@ from arms.base import Arm
 from arms.environment import resources_prompt
 from arms.tool_source import open_typed_tools
 from harness.agent import prompt_hash, run_episode
-from harness.client import ModelClient
+from harness.client import ModelCaller, ModelClient
 from harness.errors import UserError
 from harness.manifest import build_manifest, record_resume, resume_differences
 from harness.plan import Job, RunConfig, plan
 from harness.questions import QuestionSet
 from harness.ratelimit import RpmLimiter
-from harness.recording import to_record
+from harness.grading import to_record
+from harness.replay import Player, Recorder, Recording, is_replay
 from harness.store import RunRecord, RunSetStore
 
 
@@ -118,23 +119,21 @@ async def _run_jobs(
     resources = resources_prompt(env.endpoints)
     prompt_digest = prompt_hash(config.budget, resources)
     manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints)
+    caller_for = _model_callers(config, jobs, store, manifest)
     previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
     done = {record.run_id for record in previous}
     pending = iter([job for job in jobs if job.run_id not in done])
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
     tally = Tally(previous)
-    limiter = RpmLimiter(config.rpm) if config.rpm else None
-    client = ModelClient(
-        config.model, config.completion_kwargs, config.retry, config.request_timeout, limiter
-    )
     scope = worker_scope or shared_environment(env)
 
     async def run_one(job: Job, arms: ArmSource) -> RunRecord:
+        caller = caller_for(job)
         async with arms.open_arm(job.arm, job.question.domain) as arm:
             episode = await run_episode(
                 job.question,
                 arm,
-                client,
+                caller,
                 budget=config.budget,
                 resources=resources,
                 limits=config.run_limits,
@@ -150,6 +149,7 @@ async def _run_jobs(
             tool_manifest_hash=tool_manifests[job.tool_key],
             prompt_hash=prompt_digest,
             transcript_path=transcript,
+            replay_divergence=caller.divergence if isinstance(caller, Player) else None,
         )
         store.append(record)
         return record
@@ -192,6 +192,23 @@ async def _run_jobs(
     if result.already_done + len(result.records) == result.planned:
         result.halted = None  # the cap was reached by the last run: nothing was left undone
     return result
+
+
+def _model_callers(
+    config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: dict
+) -> Callable[[Job], ModelCaller]:
+    """Where each run's model turns come from: the provider (recorded with --record), or a recording."""
+    if is_replay(config.model):
+        recording = Recording.from_model(config.model)
+        steps = recording.load([job.run_id for job in jobs])
+        manifest["replay_of"] = {"directory": str(recording.directory), "model": recording.recorded_model,
+                                 "git_commit": recording.manifest.get("git_commit")}
+        return lambda job: Player(job.run_id, steps[job.run_id])
+    limiter = RpmLimiter(config.rpm) if config.rpm else None
+    client = ModelClient(config.model, config.completion_kwargs, config.retry, config.request_timeout, limiter)
+    if config.record:
+        return lambda job: Recorder(client, store.recording_path(job.run_id))
+    return lambda job: client
 
 
 def _create(store: RunSetStore, manifest: dict) -> list[RunRecord]:

@@ -4,6 +4,7 @@
     <run-set>/runs.jsonl      one RunRecord per finished run, appended and flushed as it finishes
     <run-set>/runs.parquet    the same rows for analysis, written when the set ends
     <run-set>/transcripts/    one JSONL per run: the messages exchanged
+    <run-set>/recording/      with --record: one JSONL per run, every model call (harness/replay.py)
 
 Appending one line per finished run (one `write` of the whole line, then fsync) means a crash,
 a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` redoes those.
@@ -57,6 +58,7 @@ class RunRecord(BaseModel):
     data_hash: str
     prompt_hash: str
     transcript_path: str
+    replay_divergence: str | None = None  # a replayed run: the first step whose request differs
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
 
 
@@ -66,6 +68,7 @@ class RunSetStore:
         self.runs_path = directory / "runs.jsonl"
         self.manifest_path = directory / "manifest.json"
         self.transcripts_dir = directory / "transcripts"
+        self.recording_dir = directory / "recording"
 
     def create(self, manifest: dict[str, Any]) -> None:
         if self.manifest_path.exists() or self.runs_path.exists():
@@ -99,6 +102,9 @@ class RunSetStore:
             for message in messages:
                 handle.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
         return str(path.relative_to(self.directory))
+
+    def recording_path(self, run_id: str) -> Path:
+        return self.recording_dir / f"{run_id}.jsonl"
 
     def append(self, record: RunRecord) -> None:
         line = (record.model_dump_json() + "\n").encode()

@@ -250,3 +250,22 @@ def test_mcp_serve_on_a_busy_port_is_one_message():
 def test_replicas_serve_names_an_unknown_domain(monkeypatch, capsys):
     code, _, err_text = bench_here(monkeypatch, capsys, "replicas", "serve", "--domain", "nosuch")
     assert code == 2 and "nosuch" in err_text and "Traceback" not in err_text
+
+
+def test_question_narrows_the_plan_and_an_unknown_id_is_refused(cli, tmp_path):
+    code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--question", "nope",
+                       "--out", str(tmp_path / "x"))
+    assert code == 2 and "no question 'nope' in the chosen --domain/--set" in err
+    code, _, err = cli("run", "--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus",
+                       "--question", "gpus-design-02,gpus-heldout-03", "--quiet", "--out", str(tmp_path / "y"))
+    assert code == 0, err
+    from harness.store import open_run_set
+
+    assert sorted(r.run_id for r in open_run_set(tmp_path / "y").records()) == [
+        "gpus-design-02.tooled.r0", "gpus-heldout-03.tooled.r0"]
+
+
+def test_recording_a_replay_is_refused(cli, tmp_path):
+    (tmp_path / "recording").mkdir()
+    code, _, err = cli("run", "--model", f"replay/{tmp_path}", "--record", "--out", str(tmp_path / "x"))
+    assert code == 2 and "a replay has none of its own to record" in err

@@ -89,6 +89,8 @@ def test_resume_differences_name_tools_data_and_prompt():
         f"replica data: hash {'c' * 12} in the run set, {'f' * 12} now",
         "system prompt: it differs from the run set's (was --budget changed?)",
     ]
+    narrowed = {**stored, "config": {"runs": 1, "questions": ["q1"]}}
+    assert resume_differences(stored, narrowed) == ["--question: the run set ran every question, this command q1"]
 
 
 async def test_resume_needs_a_run_set(tmp_path, gpu_design):

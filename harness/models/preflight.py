@@ -5,9 +5,13 @@ import litellm
 
 from harness.errors import UserError
 from harness.models.scripted import resolve
+from harness.replay import Recording, is_replay
 
 
 def check_model(model: str) -> None:
+    if is_replay(model):
+        Recording.from_model(model)  # refuses a folder that holds no recording
+        return
     try:
         _, provider, _, _ = litellm.get_llm_provider(model)
     except Exception:

@@ -17,6 +17,7 @@ def to_record(
     tool_manifest_hash: str,
     prompt_hash: str,
     transcript_path: str,
+    replay_divergence: object | None = None,
 ) -> RunRecord:
     question = job.question
     infra = episode.error_kind == "infra"  # excluded from accuracy: never graded as a miss
@@ -56,4 +57,5 @@ def to_record(
         data_hash=data_hash(),
         prompt_hash=prompt_hash,
         transcript_path=transcript_path,
+        replay_divergence=None if replay_divergence is None else str(replay_divergence),
     )

@@ -1,0 +1,175 @@
+"""The regression gate: does a run set do worse than a baseline, beyond what the baseline's noise allows?
+
+Per domain x set x arm of the baseline, the candidate fails when
+- its accuracy is below the baseline's Wilson 95% lower bound (so N repeats widen the tolerance
+  only as much as the baseline's own spread does), or it has no graded run there;
+- its mean cost, mean tokens or mean actions per run rise by more than a threshold (relative to
+  the baseline; actions relative to at least one call, so a baseline of 0 actions still compares);
+and the whole run set fails when any replayed run diverged from its recording. Cost is compared
+only where both sides' costs are known and the baseline's is above zero (a local model is free).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from operator import attrgetter
+
+from harness.compare import RUN_SET_UNIT, QuestionDelta, compare
+from harness.report import ARM_GROUP, graded, grouped
+from harness.stats import mean, wilson_interval
+from harness.store import RunRecord
+from harness.tables import Table, percent, points
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    max_cost_rise: float = 0.25  # fractions: 0.25 = a rise of more than 25% fails
+    max_tokens_rise: float = 0.25
+    max_actions_rise: float = 0.25
+
+
+@dataclass(frozen=True)
+class Side:
+    correct: int
+    graded: int
+    mean_cost_usd: float | None  # None when any graded run's cost is unknown
+    mean_tokens: float | None
+    mean_actions: float | None
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.graded if self.graded else None
+
+
+@dataclass(frozen=True)
+class GroupCheck:
+    group: str  # domain/set/arm
+    baseline: Side
+    candidate: Side | None  # None: the candidate has no run in this group
+    accuracy_floor: float  # the baseline's Wilson 95% lower bound
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class Verdict:
+    groups: list[GroupCheck]
+    divergences: list[tuple[str, str]]  # (run_id, divergence) of replayed runs
+    flips: list[QuestionDelta]
+    notes: list[str] = field(default_factory=list)  # not failures: context for a reader
+
+    @property
+    def problems(self) -> list[str]:
+        found = [f"{g.group}: {problem}" for g in self.groups for problem in g.problems]
+        if self.divergences:
+            found.append(f"{len(self.divergences)} replayed run(s) diverged from the recording")
+        return found
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "problems": self.problems,
+            "groups": [asdict(g) for g in self.groups],
+            "divergences": [{"run_id": r, "divergence": d} for r, d in self.divergences],
+            "flips": [{**asdict(d), "delta": d.delta} for d in self.flips],
+            "notes": self.notes,
+        }
+
+
+def side(runs: list[RunRecord]) -> Side:
+    done = graded(runs)
+    costs = [r.cost_usd for r in done]
+    return Side(
+        correct=sum(bool(r.correct) for r in done),
+        graded=len(done),
+        mean_cost_usd=None if None in costs else mean(costs),
+        mean_tokens=mean([r.prompt_tokens + r.completion_tokens for r in done]),
+        mean_actions=mean([r.actions for r in done]),
+    )
+
+
+def check_group(name: str, baseline: Side, candidate: Side | None, limits: Thresholds) -> GroupCheck:
+    floor = wilson_interval(baseline.correct, baseline.graded)[0] if baseline.graded else 0.0
+    problems: list[str] = []
+    if candidate is None or not candidate.graded:
+        problems.append("no graded run in the candidate" if candidate else "not run by the candidate")
+        return GroupCheck(name, baseline, candidate, floor, problems)
+    if candidate.accuracy < floor:
+        problems.append(f"accuracy {percent(candidate.accuracy)} is below the baseline's 95% lower "
+                        f"bound {percent(floor)} (baseline {baseline.correct}/{baseline.graded})")
+    if baseline.mean_cost_usd and candidate.mean_cost_usd is not None:
+        problems += _rise("mean cost", baseline.mean_cost_usd, candidate.mean_cost_usd, limits.max_cost_rise)
+    if baseline.mean_tokens and candidate.mean_tokens is not None:
+        problems += _rise("mean tokens", baseline.mean_tokens, candidate.mean_tokens, limits.max_tokens_rise)
+    if baseline.mean_actions is not None and candidate.mean_actions is not None:
+        problems += _rise("mean actions", max(baseline.mean_actions, 1.0), candidate.mean_actions,
+                          limits.max_actions_rise, shown=baseline.mean_actions)
+    return GroupCheck(name, baseline, candidate, floor, problems)
+
+
+def _rise(what: str, base: float, now: float, limit: float, shown: float | None = None) -> list[str]:
+    rise = now / base - 1
+    if rise <= limit:
+        return []
+    return [f"{what} rose {rise:+.0%} ({shown if shown is not None else base:.4g} -> {now:.4g}), "
+            f"more than the allowed {limit:+.0%}"]
+
+
+def regress(baseline: list[RunRecord], candidate: list[RunRecord], limits: Thresholds = Thresholds()) -> Verdict:
+    key = attrgetter(*ARM_GROUP)
+    candidate_groups = dict(grouped(candidate, key))
+    checks = [
+        check_group("/".join(group), side(runs),
+                    side(candidate_groups[group]) if group in candidate_groups else None, limits)
+        for group, runs in grouped(baseline, key)
+    ]
+    baseline_groups = {group for group, _ in grouped(baseline, key)}
+    notes = [f"{'/'.join(group)}: in the candidate only, not checked"
+             for group in sorted(candidate_groups.keys() - baseline_groups)]
+    divergences = [(r.run_id, r.replay_divergence) for r in candidate if r.replay_divergence]
+    flips = compare(baseline, candidate, "baseline", "candidate", RUN_SET_UNIT).flips
+    return Verdict(checks, sorted(divergences), flips, notes)
+
+
+def groups_table(verdict: Verdict) -> Table:
+    def accuracy(s: Side | None) -> str:
+        return "—" if s is None or not s.graded else f"{s.correct}/{s.graded} {percent(s.accuracy)}"
+
+    def change(base: float | None, now: float | None) -> str:
+        if not base or now is None:
+            return "—"
+        return f"{now / base - 1:+.0%}"
+
+    return Table(
+        title="Regression check per set and arm",
+        columns=["group", "baseline", "floor", "candidate", "cost", "tokens", "actions", "verdict"],
+        rows=[
+            [g.group, accuracy(g.baseline), percent(g.accuracy_floor), accuracy(g.candidate),
+             change(g.baseline.mean_cost_usd, g.candidate and g.candidate.mean_cost_usd),
+             change(g.baseline.mean_tokens, g.candidate and g.candidate.mean_tokens),
+             change(g.baseline.mean_actions, g.candidate and g.candidate.mean_actions),
+             "ok" if g.ok else "FAIL"]
+            for g in verdict.groups
+        ],
+        key_columns=1,
+        empty="the baseline has no runs",
+        note="floor: the baseline's Wilson 95% lower bound on accuracy; the candidate fails below it. "
+        "cost, tokens, actions: change of the candidate's mean per graded run.",
+    )
+
+
+def flips_table(verdict: Verdict) -> Table:
+    return Table(
+        title="Per-question flips",
+        columns=["domain", "set", "arm", "question", "baseline", "candidate", "Δ"],
+        rows=[[*d.unit, f"{d.correct_a}/{d.graded_a}", f"{d.correct_b}/{d.graded_b}", points(d.delta)]
+              for d in verdict.flips],
+        key_columns=4,
+        empty="no question changed",
+    )
