@@ -1,9 +1,10 @@
 """`local/<name>`: a GGUF model run in-process by llama-cpp-python, behind LiteLLM.
 
 In-process rather than llama.cpp's OpenAI-compatible server: no second process, port or health
-check to manage, and nothing else on the machine can reach the model. Generation runs in a worker
-thread under a lock (one model, one generation at a time), so the event loop keeps serving tools
-and other runs meanwhile. Decoding is greedy with a fixed seed, so a run is repeatable.
+check to manage, and nothing else on the machine can reach the model. Generation runs on one
+dedicated thread, always the same one (one model, one generation at a time; llama.cpp's CPU
+state is not meant to move between threads), so the event loop keeps serving tools and other runs
+meanwhile. Decoding is greedy with a fixed seed, so a run is repeatable.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 import os
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,7 +34,7 @@ class LocalModel:
     name: str
     filename: str
     context_tokens: int = 16_384
-    max_new_tokens: int = 1_024
+    max_new_tokens: int = 512  # a tool call or an answer line; a small model's rambling stops here
 
     @property
     def path(self) -> Path:
@@ -42,7 +44,7 @@ class LocalModel:
 LOCAL_MODELS = {
     "qwen2.5-coder-0.5b": LocalModel("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
 }
-GENERATION_LOCK = asyncio.Lock()
+GENERATOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
 
 
 def local_model(name: str) -> LocalModel:
@@ -75,6 +77,13 @@ def load(spec: LocalModel):
     )
 
 
+def generate(spec: LocalModel, request: dict[str, Any]) -> tuple[dict, float]:
+    """On the generator thread: the completion and its seconds (time queued behind others excluded)."""
+    started = time.perf_counter()
+    output = load(spec).create_chat_completion(**request)
+    return output, time.perf_counter() - started
+
+
 class LocalProvider(CustomLLM):
     async def acompletion(self, model: str, messages: list, optional_params: dict, **_: Any):
         spec = local_model(model)
@@ -88,10 +97,13 @@ class LocalProvider(CustomLLM):
             "max_tokens": spec.max_new_tokens,
             "seed": 0,
         }
-        async with GENERATION_LOCK:
-            started = time.perf_counter()
-            output = await asyncio.to_thread(load(spec).create_chat_completion, **request)
-            seconds = time.perf_counter() - started
+        try:
+            output, seconds = await asyncio.get_running_loop().run_in_executor(GENERATOR, generate, spec, request)
+        except ValueError as error:  # llama-cpp-python's only word for a prompt too long
+            if "exceed context window" not in str(error):
+                raise
+            raise litellm.ContextWindowExceededError(
+                message=str(error), model=f"local/{model}", llm_provider="local") from None
         tool_names = [tool["function"]["name"] for tool in tools]
         return to_model_response(model, output, tool_names, seconds)
 

@@ -1,0 +1,58 @@
+"""The local provider through LiteLLM, with llama.cpp's model replaced by a fake (the model is the
+only thing mocked): text tool calls become structured ones, usage and price, context overflow."""
+import json
+
+import litellm
+import pytest
+
+import harness.models.local as local
+
+
+class FakeLlama:
+    def __init__(self, reply: str | Exception):
+        self.reply = reply
+        self.requests = []
+
+    def create_chat_completion(self, **request):
+        self.requests.append(request)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return {"choices": [{"message": {"role": "assistant", "content": self.reply}}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    def install(reply):
+        fake = FakeLlama(reply)
+        monkeypatch.setattr(local, "check_installed", lambda spec: None)
+        monkeypatch.setattr(local, "load", lambda spec: fake)
+        return fake
+
+    return install
+
+
+TOOLS = [{"type": "function", "function": {"name": "gpu_query", "parameters": {"type": "object", "properties": {}}}}]
+
+
+async def ask():
+    return await litellm.acompletion(model="local/qwen2.5-coder-0.5b", tools=TOOLS,
+                                     messages=[{"role": "user", "content": "How many GPUs?"}])
+
+
+async def test_a_tool_call_written_as_text_becomes_a_structured_call_marked_parsed(fake_model):
+    fake = fake_model('<tool_call>\n{"name": "gpu_query", "arguments": {"limit": 3}}\n</tool_call>')
+    response = await ask()
+    message = response.choices[0].message
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+        ("gpu_query", {"limit": 3})]
+    assert message.provider_specific_fields["tool_calls_parsed_from_text"] is True
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (120, 30)
+    assert response._hidden_params["response_cost"] == 0.0
+    assert fake.requests[0]["temperature"] == 0.0 and fake.requests[0]["tools"] == TOOLS
+
+
+async def test_a_prompt_longer_than_the_context_is_a_context_window_error(fake_model):
+    fake_model(ValueError("Requested tokens (17000) exceed context window of 16384"))
+    with pytest.raises(litellm.ContextWindowExceededError):
+        await ask()
