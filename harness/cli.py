@@ -46,6 +46,18 @@ def comma_list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def parse_price(value: str | None) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    try:
+        prices = tuple(float(part) for part in value.split(","))
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or min(prices) < 0:
+        raise UserError(f"--price takes IN,OUT: dollars per million input and output tokens, e.g. 0.15,0.60 (got {value!r})")
+    return prices
+
+
 def positive(value: float | None, flag: str) -> None:
     if value is not None and value <= 0:
         raise UserError(f"{flag} must be more than 0 (got {value:g})")
@@ -94,12 +106,16 @@ def run(
         help="Only these question ids, comma list (default: every question of the sets).")] = None,
     record: Annotated[bool, typer.Option(
         help="Record every model request and response, so the run set can be replayed with --model replay/DIR.")] = False,
+    price: Annotated[Optional[str], typer.Option(
+        metavar="IN,OUT", help="Dollars per million input and output tokens, for a model LiteLLM does not price "
+        "(a local model defaults to 0,0).")] = None,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report.
 
     --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
     tools run for real, and each run records where its requests first differ from the recording."""
     from harness.client import provider_routing
+    from harness.models.litellm_setup import register_price
     from harness.models.preflight import check_model, check_priced
     from harness.paths import RESULTS_DIR
     from harness.plan import RunConfig
@@ -120,6 +136,9 @@ def run(
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     check_model(model)
+    prices = parse_price(price)
+    if prices:
+        register_price(model, *prices)
     if record and is_replay(model):
         raise UserError("--record records a model's replies; a replay has none of its own to record")
     if max_cost is not None or max_cost_per_run is not None:
@@ -146,7 +165,7 @@ def run(
         request_timeout=request_timeout, run_timeout=run_timeout,
         max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
-        questions=tuple(only), record=record,
+        questions=tuple(only), record=record, price_per_million=prices,
     )
     try:
         result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,

@@ -29,6 +29,7 @@ class RunConfig:
     completion_kwargs: dict[str, Any] = field(default_factory=dict)  # passed to LiteLLM as-is
     tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
     questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
+    price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
     record: bool = False  # write every model request and response to <run-set>/recording/
 
     @property
@@ -49,6 +50,7 @@ class RunConfig:
             "tools": self.tools,
             "questions": list(self.questions),
             "record": self.record,
+            "price_per_million": self.price_per_million,
             "concurrency": self.concurrency,
             "rpm": self.rpm,
             "max_retries": self.retry.max_retries,

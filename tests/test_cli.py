@@ -269,3 +269,19 @@ def test_recording_a_replay_is_refused(cli, tmp_path):
     (tmp_path / "recording").mkdir()
     code, _, err = cli("run", "--model", f"replay/{tmp_path}", "--record", "--out", str(tmp_path / "x"))
     assert code == 2 and "a replay has none of its own to record" in err
+
+
+def test_price_sets_the_cost_of_an_unpriced_model_and_bad_prices_are_refused(cli, tmp_path):
+    code, _, err = cli("run", "--model", "scripted/oracle", "--price", "abc", "--out", str(tmp_path / "x"))
+    assert code == 2 and "--price takes IN,OUT" in err
+    # A variant of its own, so the price registered here does not leak into other tests' oracle.
+    code, _, err = cli("run", "--model", "scripted/oracle+seed=7", "--arm", "tooled", "--domain", "gpus",
+                       "--question", "gpus-design-01", "--price", "1000,2000", "--quiet", "--out", str(tmp_path / "y"))
+    assert code == 0, err
+    from harness.store import open_run_set
+
+    store = open_run_set(tmp_path / "y")
+    (record,) = store.records()
+    expected = (record.prompt_tokens * 1000 + record.completion_tokens * 2000) / 1e6
+    assert record.cost_usd == pytest.approx(expected) and record.cost_usd > 0
+    assert store.manifest()["config"]["price_per_million"] == [1000.0, 2000.0]
