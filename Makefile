@@ -23,6 +23,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	bash .ci/system-packages
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -83,6 +84,7 @@ local-model: setup $(LOCAL_STAMP)
 	$(BIN)/python -m harness.models.weights
 
 $(LOCAL_STAMP): $(STAMP)
+	bash .ci/system-packages --local-model
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'
 	touch $(LOCAL_STAMP)
 
