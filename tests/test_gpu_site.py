@@ -22,7 +22,7 @@ from replicas import serve
 from replicas.data import data_hash, load_table
 from replicas.gpus.app import create_app
 from replicas.gpus.fields import SECTIONS
-from replicas.gpus.listing import page_numbers
+from replicas.web.listing import page_numbers
 
 GPUS = load_table("gpus")
 RTX_2080_TI = "geforce-rtx-2080-ti.c3305"

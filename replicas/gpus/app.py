@@ -5,19 +5,20 @@ Routes: `/` (redirects to `/gpus`), `/gpus` (filterable list, see `listing`), `/
 """
 from __future__ import annotations
 
-from http import HTTPStatus
 from pathlib import Path
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
 from replicas.data import data_hash
 from replicas.gpus.catalog import catalog
-from replicas.gpus.fields import COLUMNS, day, sections
-from replicas.gpus.listing import PAGE_SIZE, BadQuery, page_count, page_numbers, parse_query, select
+from replicas.gpus.fields import SECTIONS, day
+from replicas.gpus.listing import parse_query, select
+from replicas.web.listing import BadQuery
+from replicas.web.pages import install_error_page, results_context, site_templates
+from replicas.web.record import sections
 
 REPLICA = "gpus"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -29,17 +30,10 @@ def plural(count: int) -> str:
 
 def create_app() -> FastAPI:
     data = catalog()
-    templates = Jinja2Templates(directory=TEMPLATES)
+    templates = site_templates(TEMPLATES)
     # No /docs or /openapi.json: the browsing arm is to see a website, not a described API.
     app = FastAPI(title="GPU Database", docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.exception_handler(HTTPException)
-    async def error_page(request: Request, exc: HTTPException) -> Response:
-        title = HTTPStatus(exc.status_code).phrase
-        unrouted = exc.status_code == 404 and exc.detail == title
-        message = f"There is no page at {request.url.path}." if unrouted else exc.detail
-        context = {"status": exc.status_code, "title": title, "message": message}
-        return templates.TemplateResponse(request, "error.html", context, status_code=exc.status_code)
+    install_error_page(app, templates, "/gpus", "Browse all GPUs")
 
     @app.get("/")
     def home() -> RedirectResponse:
@@ -55,26 +49,8 @@ def create_app() -> FastAPI:
             query = parse_query(request.query_params, data)
         except BadQuery as exc:
             raise HTTPException(400, str(exc)) from None
-        matched = select(data, query)
-        pages = page_count(len(matched))
-        if query.page > pages:
-            raise HTTPException(404, f"Page {query.page} does not exist: {plural(len(matched))}, "
-                                     f"{pages} page{'s' if pages > 1 else ''} of {PAGE_SIZE}.")
-        start = (query.page - 1) * PAGE_SIZE
-        shown = matched[start:start + PAGE_SIZE]
-        context = {
-            "query": query,
-            "catalog": data,
-            "columns": COLUMNS,
-            "rows": [data.cells[index] for index in shown],
-            "matches": plural(len(matched)),
-            "total": f"{len(matched):,}",
-            "first": f"{start + 1:,}",
-            "last": f"{start + len(shown):,}",
-            "pages": pages,
-            "page_numbers": page_numbers(query.page, pages),
-        }
-        return templates.TemplateResponse(request, "list.html", context)
+        context = results_context(query, select(data, query), data.cells, plural)
+        return templates.TemplateResponse(request, "list.html", {**context, "catalog": data})
 
     @app.get("/gpus/{slug}", response_class=HTMLResponse)
     def gpu_page(request: Request, slug: str) -> Response:
@@ -85,7 +61,7 @@ def create_app() -> FastAPI:
         context = {
             "gpu": gpu,
             "released": day(gpu["release_date"]),
-            "sections": sections(gpu),
+            "sections": sections(SECTIONS, gpu),
             "manufacturer_url": "/gpus?" + urlencode({"manufacturer": gpu["manufacturer"]}),
             "generation_url": "/gpus?" + urlencode({"generation": gpu["generation"]}),
         }

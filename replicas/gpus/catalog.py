@@ -49,7 +49,7 @@ def catalog() -> Catalog:
     slugs = frame["slug"].to_list()
     if len(set(slugs)) != len(slugs):
         raise ValueError("two GPUs share a source_url slug")
-    cells = [{"slug": slug, **{c.key: c.cell(row) for c in COLUMNS}}
+    cells = [{"href": f"/gpus/{slug}", **{c.key: c.cell(row) for c in COLUMNS}}
              for slug, row in zip(slugs, table.iter_rows(named=True))]
     makers = sorted(table["manufacturer"].unique())
     generations = [

@@ -1,0 +1,59 @@
+"""Rendering shared by the replica sites: templates, error pages and a list page's context."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException
+
+from replicas.web.listing import PAGE_SIZE, ListQuery, page_count, page_numbers
+
+SHARED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def site_templates(directory: Path) -> Jinja2Templates:
+    """The site's own templates first, then the shared ones (`_layout.html`, `error.html`, ...)."""
+    return Jinja2Templates(directory=[directory, SHARED_TEMPLATES])
+
+
+def install_error_page(app: FastAPI, templates: Jinja2Templates, home: str, home_label: str) -> None:
+    """Every HTTP error as an HTML page in the site's layout, with a link back to `home`."""
+
+    @app.exception_handler(HTTPException)
+    async def error_page(request: Request, exc: HTTPException) -> Response:
+        title = HTTPStatus(exc.status_code).phrase
+        unrouted = exc.status_code == 404 and exc.detail == title
+        message = f"There is no page at {request.url.path}." if unrouted else exc.detail
+        context = {"status": exc.status_code, "title": title, "message": message,
+                   "home": home, "home_label": home_label}
+        return templates.TemplateResponse(request, "error.html", context, status_code=exc.status_code)
+
+
+def results_context(query: ListQuery, matched: list[int], cells: list[dict[str, str]],
+                    matches: Callable[[int], str]) -> dict[str, Any]:
+    """What `_results.html` shows for one page of `matched` (row indices into `cells`).
+
+    `matches(n)` words the count ("2,824 GPUs match"); a page past the end is a 404.
+    """
+    pages = page_count(len(matched))
+    if query.page > pages:
+        raise HTTPException(404, f"Page {query.page} does not exist: {matches(len(matched))}, "
+                                 f"{pages} page{'s' if pages > 1 else ''} of {PAGE_SIZE}.")
+    start = (query.page - 1) * PAGE_SIZE
+    shown = matched[start:start + PAGE_SIZE]
+    return {
+        "query": query,
+        "columns": list(query.COLUMNS.values()),
+        "rows": [cells[index] for index in shown],
+        "matches": matches(len(matched)),
+        "total": f"{len(matched):,}",
+        "first": f"{start + 1:,}",
+        "last": f"{start + len(shown):,}",
+        "pages": pages,
+        "page_numbers": page_numbers(query.page, pages),
+    }
