@@ -12,7 +12,7 @@ import polars as pl
 
 from replicas.gpus.catalog import Catalog
 from replicas.gpus.fields import COLUMNS
-from replicas.web.listing import BadQuery, ListQuery, choice
+from replicas.web.listing import BadQuery, ListQuery, choice, ordered_rows
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,4 @@ def select(catalog: Catalog, query: GpuQuery) -> list[int]:
     if query.q:
         conditions.append(pl.col("name_lower").str.contains(query.q.lower(), literal=True))
     frame = catalog.frame.filter(*conditions) if conditions else catalog.frame
-    key = pl.col(query.column.sort_column)
-    if query.column.kind == "text":
-        key = key.str.to_lowercase()
-    ordered = frame.sort([key, pl.col("name_lower")], descending=[query.order == "desc", False], nulls_last=True)
-    return ordered["row"].to_list()
+    return ordered_rows(frame, query, "name_lower")

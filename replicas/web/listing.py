@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
+import polars as pl
+
 PAGE_SIZE = 100
 # (ascending, descending) wording; numbers and dates start descending, text ascending.
 DIRECTION_WORDS = {
@@ -108,6 +110,17 @@ class ListQuery:
         if not page.isdigit() or int(page) < 1:
             raise BadQuery(f"Page must be a whole number from 1; got {page!r}.")
         return {"sort": sort, "order": order, "page": int(page)}
+
+
+def ordered_rows(frame: pl.DataFrame, query: ListQuery, tie: str, hidden: str | None = None) -> list[int]:
+    """The `row` indices of `frame` in the query's order: by its column (text ignoring case),
+    or by the `hidden` column a default sort uses; unknowns last, ties by `tie`."""
+    column = query.column
+    key = pl.col(column.sort_column if column else hidden)
+    if column is not None and column.kind == "text":
+        key = key.str.to_lowercase()
+    ordered = frame.sort([key, pl.col(tie)], descending=[query.order == "desc", False], nulls_last=True)
+    return ordered["row"].to_list()
 
 
 def choice(params: Mapping[str, str], name: str, label: str, options: list[str]) -> str:
