@@ -119,11 +119,12 @@ def page_one_reader(turn: Turn) -> Reply:
     return Reply(text="ANSWER: " + question.join_answer(printed))
 
 
-@pytest.fixture(scope="module")
-def browsing_arm():
+@pytest.fixture
+def browsing_arm(replica_env):
+    """The replica on a free port; the sandbox still offers it at 8303, where the scripts look."""
     with replicas_running(["funds"]) as endpoints:
-        target = endpoints["funds"]
-        yield Arm("browsing", web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))]))
+        route = ReplicaRoute(port=int(SERVE_PORT.rsplit(":", 1)[1]), socket_path=str(endpoints["funds"].socket_path))
+        yield Arm("browsing", web_tools([route]))
 
 
 async def test_reading_page_one_with_the_site_defaults_misses_the_trap_questions(browsing_arm, script_registry):

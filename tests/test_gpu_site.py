@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import http.server
 import re
-import shutil
 import socket
-import tempfile
 import threading
-from collections.abc import Iterator
 
 import httpx
 import polars as pl
@@ -202,22 +199,6 @@ def test_healthz_and_no_api_description(site):
 
 
 # ---- serving ----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def replica_env(monkeypatch) -> Iterator[None]:
-    """Free ports and a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
-    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
-    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
-    monkeypatch.setenv(serve.SOCKET_DIR_ENV, directory)
-    yield
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_ensure_replicas_serves_tcp_and_unix_socket_and_reuses(replica_env, monkeypatch):
