@@ -66,9 +66,9 @@ class ListQuery:
         return (self.sort, self.order) == (self.DEFAULT_SORT, "desc")
 
     def filters(self) -> dict[str, object]:
-        """The site's filters that are set (not empty), in field order."""
+        """The site's filters that are set (not empty), in field order; a ticked box is 1."""
         common = {"sort", "order", "page"}
-        return {f.name: value for f in fields(self)
+        return {f.name: 1 if value is True else value for f in fields(self)
                 if f.name not in common and (value := getattr(self, f.name)) not in ("", None, False)}
 
     def url(self, **changes: object) -> str:
