@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +13,7 @@ from arms.base import Arm
 from arms.sandbox import ReplicaRoute
 from arms.tools.funds import FundScreener
 from arms.tools.web_tools import web_tools
+from browsing_scripts import run_browsing_script
 from graders.strict import grade
 from harness.agent import run_episode
 from harness.models.scripted import Reply, ScriptedToolCall, Turn, register_script
@@ -76,10 +75,7 @@ def test_the_sets_ask_about_closed_funds_and_the_default_listing():
 
 @pytest.mark.parametrize("question", QUESTIONS.values(), ids=lambda q: q.id)
 def test_browsing_script_prints_exactly_the_reference(replica_host, question):
-    code = browsing_code(question).replace(SERVE_PORT, replica_host)
-    run = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    printed = question.solutions["browsing"].answer.apply({"stdout": run.stdout})
+    printed = run_browsing_script(question, SERVE_PORT, replica_host)
     assert sorted(printed) == sorted(question.answer)  # the reference is a set
 
 

@@ -10,9 +10,10 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from replicas.data import data_hash, load_table
+from replicas.data import load_table
 from replicas.funds.app import create_app
 from replicas.funds.fields import SECTIONS
+from site_pages import check_error_page, check_healthz_and_no_api_description, row_value
 
 FUNDS = load_table("funds")
 OPEN = FUNDS.filter(pl.col("status") == "open")
@@ -36,11 +37,6 @@ def symbols(html: str) -> list[str]:
 
 def matches(html: str) -> int:
     return int(re.search(r"<h2>([\d,]+) funds? match", html).group(1).replace(",", ""))
-
-
-def value(html: str, label: str) -> str:
-    """The value a fund page shows for `label`."""
-    return re.search(rf'<th scope="row">{re.escape(label)}</th>\s*<td>(.*?)</td>', html, re.S).group(1)
 
 
 def first_row_cells(html: str) -> list[str]:
@@ -181,10 +177,7 @@ def test_rows_show_the_fund_columns(site):
     ],
 )
 def test_bad_query_parameters_get_an_error_page(site, query, status, message):
-    response = site.get(f"/funds?{query}")
-    assert response.status_code == status
-    assert "text/html" in response.headers["content-type"]
-    assert message in response.text.replace("&#39;", "'") and FOOTER.search(response.text)
+    check_error_page(site, f"/funds?{query}", status, message, FOOTER)
 
 
 # ---- fund pages -------------------------------------------------------------------------------
@@ -194,10 +187,10 @@ def test_fund_page_shows_every_field_and_says_what_is_generated(site):
     fund = FUNDS.filter(pl.col("symbol") == "VFIAX").row(0, named=True)
     html = site.get("/funds/VFIAX").text
     assert f"<h1>{fund['name']}</h1>" in html and FOOTER.search(html)
-    assert value(html, "Inception date") == fund["inception_date"].isoformat()
-    assert value(html, "Net expense ratio") == f"{fund['expense_ratio_pct']:.2f}%"
-    assert value(html, "Minimum initial investment") == f"${fund['min_investment_usd']:,}"
-    assert value(html, "Status") == "Open"
+    assert row_value(html, "Inception date") == fund["inception_date"].isoformat()
+    assert row_value(html, "Net expense ratio") == f"{fund['expense_ratio_pct']:.2f}%"
+    assert row_value(html, "Minimum initial investment") == f"${fund['min_investment_usd']:,}"
+    assert row_value(html, "Status") == "Open"
     for heading in ("Status and costs (generated)", "Performance as of 2022-07-31 (generated)",
                     "Size and history (generated)"):
         assert heading in html
@@ -211,14 +204,14 @@ def test_fund_page_covers_every_shown_column():
 def test_a_closed_fund_has_its_page_and_says_so(site):
     closed = FUNDS.filter(pl.col("status") == "closed").row(0, named=True)
     html = site.get(f"/funds/{closed['symbol'].lower()}").text
-    assert value(html, "Status") == "Closed to new investors"
+    assert row_value(html, "Status") == "Closed to new investors"
     assert f"{closed['symbol']}: " in html and "Closed to new investors." in html
 
 
 def test_a_young_fund_reads_n_a_and_not_rated(site):
     young = FUNDS.filter(pl.col("return_3y_pct").is_null()).row(0, named=True)
     html = site.get(f"/funds/{young['symbol']}").text
-    assert value(html, "3-year return (annualized)") == "n/a" and value(html, "Star rating") == "Not rated"
+    assert row_value(html, "3-year return (annualized)") == "n/a" and row_value(html, "Star rating") == "Not rated"
 
 
 def test_unknown_symbol_is_a_404_page(site):
@@ -229,6 +222,4 @@ def test_unknown_symbol_is_a_404_page(site):
 
 
 def test_healthz_and_no_api_description(site):
-    assert site.get("/healthz").json() == {"replica": "funds", "data_hash": data_hash()}
-    for path in ("/docs", "/redoc", "/openapi.json"):
-        assert site.get(path).status_code == 404
+    check_healthz_and_no_api_description(site, "funds")

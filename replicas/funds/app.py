@@ -9,18 +9,15 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from starlette.exceptions import HTTPException
 
-from replicas.data import data_hash
 from replicas.funds.catalog import catalog
 from replicas.funds.fields import SECTIONS, STATUS_WORDS
 from replicas.funds.listing import LOADS, RATINGS, parse_query, select
-from replicas.web.listing import BadQuery
-from replicas.web.pages import install_error_page, results_context, site_templates
+from replicas.web.pages import create_site, parse_or_400, results_context
 from replicas.web.record import sections
 
-REPLICA = "funds"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -30,32 +27,18 @@ def plural(count: int) -> str:
 
 def create_app() -> FastAPI:
     data = catalog()
-    templates = site_templates(TEMPLATES)
-    # No /docs or /openapi.json: the browsing arm is to see a website, not a described API.
-    app = FastAPI(title="Fund Screener", docs_url=None, redoc_url=None, openapi_url=None)
-    install_error_page(app, templates, "/funds", "Screen all funds")
-
-    @app.get("/")
-    def home() -> RedirectResponse:
-        return RedirectResponse("/funds", status_code=302)
-
-    @app.get("/healthz")
-    def healthz() -> dict[str, str]:
-        return {"replica": REPLICA, "data_hash": data_hash()}
+    app, templates = create_site("Fund Screener", "funds", TEMPLATES, "/funds", "Screen all funds")
 
     @app.get("/funds", response_class=HTMLResponse)
     def fund_list(request: Request) -> Response:
-        try:
-            query = parse_query(request.query_params, data)
-        except BadQuery as exc:
-            raise HTTPException(400, str(exc)) from None
+        query = parse_or_400(parse_query, request, data)
         context = results_context(query, select(data, query), data.cells, plural)
         form = {"categories": data.categories, "ratings": RATINGS, "loads": LOADS}
         return templates.TemplateResponse(request, "list.html", {**context, **form})
 
     @app.get("/funds/{symbol}", response_class=HTMLResponse)
     def fund_page(request: Request, symbol: str) -> Response:
-        index = data.row_of_symbol.get(symbol.upper())
+        index = data.row_of.get(symbol.upper())
         if index is None:
             raise HTTPException(404, f"No fund has the symbol {symbol!r}. Find it in the screener at /funds.")
         fund = data.row(index)

@@ -1,4 +1,4 @@
-"""The screener's data, prepared once per process so a request only filters, sorts and slices.
+"""The screener's data (a `SiteCatalog`), prepared once per process.
 
 `frame` is the fund table plus `row` (its index) and lower-cased text for the case-insensitive
 filters; `cells` holds every row's list cells already formatted.
@@ -7,23 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from replicas.data import load_table
 from replicas.funds.fields import COLUMNS
+from replicas.web.catalog import SiteCatalog
 
 
 @dataclass(frozen=True)
-class Catalog:
-    frame: pl.DataFrame
-    cells: list[dict[str, str]]
-    row_of_symbol: dict[str, int]
-    categories: list[str]
-
-    def row(self, index: int) -> dict[str, Any]:
-        return load_table("funds").row(index, named=True)
+class Catalog(SiteCatalog):
+    categories: list[str]  # the category select's options
 
 
 @cache
@@ -37,8 +31,9 @@ def catalog() -> Catalog:
     cells = [{"href": row["source_url"], **{c.key: c.cell(row) for c in COLUMNS}}
              for row in table.iter_rows(named=True)]
     return Catalog(
+        table="funds",
         frame=frame,
         cells=cells,
-        row_of_symbol={symbol: index for index, symbol in enumerate(table["symbol"])},
+        row_of={symbol: index for index, symbol in enumerate(table["symbol"])},
         categories=sorted(table["category"].unique()),
     )

@@ -7,18 +7,37 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
-from replicas.web.listing import PAGE_SIZE, ListQuery, page_count, page_numbers
+from replicas.data import data_hash
+from replicas.web.listing import PAGE_SIZE, BadQuery, ListQuery, page_count, page_numbers
 
 SHARED_TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def site_templates(directory: Path) -> Jinja2Templates:
-    """The site's own templates first, then the shared ones (`_layout.html`, `error.html`, ...)."""
-    return Jinja2Templates(directory=[directory, SHARED_TEMPLATES])
+def create_site(title: str, replica: str, templates_dir: Path, home: str,
+                home_label: str) -> tuple[FastAPI, Jinja2Templates]:
+    """A replica website without its own pages yet: `/` redirects to `home`, `/healthz` names
+    the replica and its data (for `replicas.serve`), and errors are pages linking to `home`.
+
+    No /docs or /openapi.json: the browsing arm is to see a website, not a described API.
+    """
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    # The site's own templates first, then the shared ones (`_layout.html`, `error.html`, ...).
+    templates = Jinja2Templates(directory=[templates_dir, SHARED_TEMPLATES])
+    install_error_page(app, templates, home, home_label)
+
+    @app.get("/")
+    def start() -> RedirectResponse:
+        return RedirectResponse(home, status_code=302)
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"replica": replica, "data_hash": data_hash()}
+
+    return app, templates
 
 
 def install_error_page(app: FastAPI, templates: Jinja2Templates, home: str, home_label: str) -> None:
@@ -32,6 +51,14 @@ def install_error_page(app: FastAPI, templates: Jinja2Templates, home: str, home
         context = {"status": exc.status_code, "title": title, "message": message,
                    "home": home, "home_label": home_label}
         return templates.TemplateResponse(request, "error.html", context, status_code=exc.status_code)
+
+
+def parse_or_400(parse: Callable[..., ListQuery], request: Request, catalog: Any) -> ListQuery:
+    """The list query of `request`; a parameter the site cannot honour is a 400 page."""
+    try:
+        return parse(request.query_params, catalog)
+    except BadQuery as exc:
+        raise HTTPException(400, str(exc)) from None
 
 
 def results_context(query: ListQuery, matched: list[int], cells: list[dict[str, str]],
