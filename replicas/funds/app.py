@@ -15,26 +15,17 @@ from starlette.exceptions import HTTPException
 from replicas.funds.catalog import catalog
 from replicas.funds.fields import SECTIONS, STATUS_WORDS
 from replicas.funds.listing import LOADS, RATINGS, parse_query, select
-from replicas.web.pages import create_site, parse_or_400, results_context
+from replicas.web.pages import add_list_page, create_site
 from replicas.web.record import sections
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def plural(count: int) -> str:
-    return f"{count:,} fund matches" if count == 1 else f"{count:,} funds match"
-
-
 def create_app() -> FastAPI:
     data = catalog()
     app, templates = create_site("Fund Screener", "funds", TEMPLATES, "/funds", "Screen all funds")
-
-    @app.get("/funds", response_class=HTMLResponse)
-    def fund_list(request: Request) -> Response:
-        query = parse_or_400(parse_query, request, data)
-        context = results_context(query, select(data, query), data.cells, plural)
-        form = {"categories": data.categories, "ratings": RATINGS, "loads": LOADS}
-        return templates.TemplateResponse(request, "list.html", {**context, **form})
+    form = {"categories": data.categories, "ratings": RATINGS, "loads": LOADS}
+    add_list_page(app, templates, "/funds", data, parse_query, select, ("fund", "funds"), form)
 
     @app.get("/funds/{symbol}", response_class=HTMLResponse)
     def fund_page(request: Request, symbol: str) -> Response:

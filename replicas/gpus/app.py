@@ -15,25 +15,16 @@ from starlette.exceptions import HTTPException
 from replicas.gpus.catalog import catalog
 from replicas.gpus.fields import SECTIONS, day
 from replicas.gpus.listing import parse_query, select
-from replicas.web.pages import create_site, parse_or_400, results_context
+from replicas.web.pages import add_list_page, create_site
 from replicas.web.record import sections
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def plural(count: int) -> str:
-    return f"{count:,} GPU matches" if count == 1 else f"{count:,} GPUs match"
-
-
 def create_app() -> FastAPI:
     data = catalog()
     app, templates = create_site("GPU Database", "gpus", TEMPLATES, "/gpus", "Browse all GPUs")
-
-    @app.get("/gpus", response_class=HTMLResponse)
-    def gpu_list(request: Request) -> Response:
-        query = parse_or_400(parse_query, request, data)
-        context = results_context(query, select(data, query), data.cells, plural)
-        return templates.TemplateResponse(request, "list.html", {**context, "catalog": data})
+    add_list_page(app, templates, "/gpus", data, parse_query, select, ("GPU", "GPUs"), {"catalog": data})
 
     @app.get("/gpus/{slug}", response_class=HTMLResponse)
     def gpu_page(request: Request, slug: str) -> Response:

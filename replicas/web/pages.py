@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
@@ -53,12 +53,26 @@ def install_error_page(app: FastAPI, templates: Jinja2Templates, home: str, home
         return templates.TemplateResponse(request, "error.html", context, status_code=exc.status_code)
 
 
-def parse_or_400(parse: Callable[..., ListQuery], request: Request, catalog: Any) -> ListQuery:
-    """The list query of `request`; a parameter the site cannot honour is a 400 page."""
-    try:
-        return parse(request.query_params, catalog)
-    except BadQuery as exc:
-        raise HTTPException(400, str(exc)) from None
+def add_list_page(app: FastAPI, templates: Jinja2Templates, path: str, catalog: Any,
+                  parse: Callable[..., ListQuery], select: Callable[[Any, ListQuery], list[int]],
+                  noun: tuple[str, str], form: dict[str, Any]) -> None:
+    """The site's list page at `path`, rendered from its `list.html` (which extends
+    `_list_page.html`). `noun` is (one, many): "1 GPU matches", "2,824 GPUs match"; `form` holds
+    what the filter form offers. A parameter the site cannot honour is a 400 page."""
+    one, many = noun
+
+    def matches(count: int) -> str:
+        return f"{count:,} {one} matches" if count == 1 else f"{count:,} {many} match"
+
+    def list_page(request: Request) -> Response:
+        try:
+            query = parse(request.query_params, catalog)
+        except BadQuery as exc:
+            raise HTTPException(400, str(exc)) from None
+        context = results_context(query, select(catalog, query), catalog.cells, matches)
+        return templates.TemplateResponse(request, "list.html", {**context, **form, "noun": many})
+
+    app.add_api_route(path, list_page, methods=["GET"], response_class=HTMLResponse)
 
 
 def results_context(query: ListQuery, matched: list[int], cells: list[dict[str, str]],
