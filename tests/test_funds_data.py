@@ -7,14 +7,11 @@ import pytest
 
 from harness.paths import SHARED_DATA_DIR
 from replicas.data import DATA_DIR, load_table
-from replicas.data.fund_metrics import AS_OF, generate, share_class, uniform
+from replicas.data.fund_metrics import AS_OF, GENERATED_COLUMNS, generate, share_class, uniform
 from replicas.data.funds import KEPT_COLUMNS, read_universe
 
 SOURCE = SHARED_DATA_DIR / "funds"
 FUNDS = load_table("funds")
-GENERATED = ("inception_date", "expense_ratio_pct", "return_1y_pct", "return_3y_pct", "return_5y_pct",
-             "rating", "total_assets_musd", "min_investment_usd", "load_type", "load_pct", "status",
-             "relevance")
 
 
 @pytest.mark.skipif(not SOURCE.is_dir(), reason="../shared/data/funds is not checked out")
@@ -44,7 +41,8 @@ def test_the_random_source_is_a_fixed_hash():
     [
         ("Invesco Global Core Equity Fund Class C", "Invesco Global Core Equity Fund", "deferred"),
         ("Lord Abbett Dividend Growth Fund Class A", "Lord Abbett Dividend Growth Fund", "front"),
-        ("Sterling Capital Stratton Mid Cap Value Fund C Shares", "Sterling Capital Stratton Mid Cap Value Fund", "deferred"),
+        ("Sterling Capital Stratton Mid Cap Value Fund C Shares",
+         "Sterling Capital Stratton Mid Cap Value Fund", "deferred"),
         ("DWS Floating Rate Fund - Class R6", "DWS Floating Rate Fund", "retirement"),
         ("Baird MidCap Fund Institutional Class", "Baird MidCap Fund", "institutional"),
         ("Vanguard 500 Index Fund Admiral Shares", "Vanguard 500 Index Fund", "other"),
@@ -56,7 +54,7 @@ def test_share_classes_are_told_by_the_name(name, portfolio, kind):
 
 
 def test_columns_and_size_stay_compact():
-    assert FUNDS.columns == [*KEPT_COLUMNS, *GENERATED, "source_url"]
+    assert FUNDS.columns == [*KEPT_COLUMNS, *GENERATED_COLUMNS, "source_url"]
     assert (DATA_DIR / "funds.parquet").stat().st_size < 1_000_000
     assert FUNDS["symbol"].is_unique().all()
     assert FUNDS["source_url"].to_list() == [f"/funds/{s}" for s in FUNDS["symbol"]]
@@ -103,5 +101,5 @@ def test_loads_agree_with_their_type():
 def test_data_md_labels_every_generated_field():
     section = (DATA_DIR / "DATA.md").read_text().split("## funds.parquet")[1].split("\n## ")[0]
     assert "generated" in section.lower() and "28,946" in section
-    for column in GENERATED:
+    for column in GENERATED_COLUMNS:
         assert f"| {column} |" in section and "generated" in section.split(f"| {column} |")[1].split("\n")[0]

@@ -110,7 +110,8 @@ def page_one_reader(turn: Turn) -> Reply:
     if not results:
         code = browsing_code(question)
         assert "def list_funds(**filters):" in code
-        return Reply(tool_calls=[ScriptedToolCall("python", {"code": code.replace("def list_funds(**filters):", PAGE_ONE, 1)})])
+        page_one = code.replace("def list_funds(**filters):", PAGE_ONE, 1)
+        return Reply(tool_calls=[ScriptedToolCall("python", {"code": page_one})])
     printed = [line.strip() for line in json.loads(results[-1])["stdout"].splitlines() if line.strip()]
     return Reply(text="ANSWER: " + question.join_answer(printed))
 

@@ -20,10 +20,10 @@ import polars as pl
 
 SEED = "armbench-funds-1"
 AS_OF = date(2022, 7, 31)  # the calibration export's return date
-GENERATED_COLUMNS = (
-    "inception_date", "status", "expense_ratio_pct", "return_1y_pct", "return_3y_pct",
-    "return_5y_pct", "rating", "total_assets_musd", "min_investment_usd", "load_type",
-    "load_pct", "relevance",
+GENERATED_COLUMNS = (  # in the order `generate` adds them
+    "inception_date", "expense_ratio_pct", "return_1y_pct", "return_3y_pct", "return_5y_pct",
+    "rating", "total_assets_musd", "min_investment_usd", "load_type", "load_pct", "status",
+    "relevance",
 )
 
 # Calibration categories (median net expense %, median 1y %, median 5y %) and the
@@ -179,7 +179,8 @@ def load_of(kind: str, fund: dict) -> tuple[str, float]:
     if kind == "deferred":
         return "deferred", DEFERRED_LOAD
     may_load = fund["family"] not in NO_LOAD_FAMILIES and not is_index(fund["name"])
-    if kind == "front" or (kind == "other" and may_load and uniform(fund["symbol"], "load") < OTHER_FRONT_LOAD_SHARE):
+    other_with_load = kind == "other" and may_load and uniform(fund["symbol"], "load") < OTHER_FRONT_LOAD_SHARE
+    if kind == "front" or other_with_load:
         fixed_income = fund["category_group"] == "Fixed Income"
         return "front", pick(uniform(fund["symbol"], "front_load"), FRONT_LOADS[fixed_income])
     return "none", 0.0
