@@ -58,6 +58,7 @@ REPLICAS: dict[str, ReplicaSpec] = {
     for spec in (
         ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0, "GPU specification database (website)"),
         ReplicaSpec("worldbank", "replicas.worldbank.app:create_app", 1, "World Bank Indicators API v2"),
+        ReplicaSpec("funds", "replicas.funds.app:create_app", 2, "US mutual fund screener (website)"),
     )
 }
 

@@ -1,6 +1,10 @@
 import json
+import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -26,6 +30,25 @@ def script_registry():
     yield SCRIPTS
     SCRIPTS.clear()
     SCRIPTS.update(before)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def replica_env(monkeypatch):
+    """Replicas on free ports with a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
+    from replicas import serve
+
+    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
+    os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
+    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+    monkeypatch.setenv(serve.SOCKET_DIR_ENV, directory)
+    yield
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

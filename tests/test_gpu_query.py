@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 
 from arms.tools import TOOLS_BY_DOMAIN
-from arms.tools.gpu_query import FIELDS, OPS, ZERO_MEANS_UNKNOWN, GpuQuery
+from arms.tools.gpu_query import FIELDS, ZERO_MEANS_UNKNOWN, GpuQuery
+from arms.tools.table_query import OPS
 from replicas.data import DATA_DIR
 
 RAW = pl.read_parquet(DATA_DIR / "gpus.parquet")

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import http.server
 import re
-import shutil
 import socket
-import tempfile
 import threading
-from collections.abc import Iterator
 
 import httpx
 import polars as pl
@@ -19,10 +16,11 @@ from fastapi.testclient import TestClient
 
 from harness.errors import UserError
 from replicas import serve
-from replicas.data import data_hash, load_table
+from replicas.data import load_table
 from replicas.gpus.app import create_app
 from replicas.gpus.fields import SECTIONS
-from replicas.gpus.listing import page_numbers
+from replicas.web.listing import page_numbers
+from site_pages import check_error_page, check_healthz_and_no_api_description, row_value
 
 GPUS = load_table("gpus")
 RTX_2080_TI = "geforce-rtx-2080-ti.c3305"
@@ -45,11 +43,6 @@ def slug_of(row: dict) -> str:
 
 def matches(html: str) -> int:
     return int(re.search(r"<h2>([\d,]+) GPUs? match", html).group(1).replace(",", ""))
-
-
-def value(html: str, label: str) -> str:
-    """The value a GPU page shows for `label`."""
-    return re.search(rf'<th scope="row">{re.escape(label)}</th>\s*<td>(.*?)</td>', html, re.S).group(1)
 
 
 # ---- list page --------------------------------------------------------------------------------
@@ -148,10 +141,7 @@ def test_rows_show_the_spec_columns(site):
     ],
 )
 def test_bad_query_parameters_get_an_error_page(site, query, status, message):
-    response = site.get(f"/gpus?{query}")
-    assert response.status_code == status
-    assert "text/html" in response.headers["content-type"]
-    assert message in response.text.replace("&#39;", "'") and FOOTER.search(response.text)
+    check_error_page(site, f"/gpus?{query}", status, message, FOOTER)
 
 
 def test_page_numbers_skip_the_middle():
@@ -166,10 +156,10 @@ def test_page_numbers_skip_the_middle():
 def test_gpu_page_shows_hidden_fields_and_its_source(site):
     html = site.get(f"/gpus/{RTX_2080_TI}").text
     assert "<h1>GeForce RTX 2080 Ti</h1>" in html
-    assert value(html, "Memory bus") == "352 bit"
-    assert value(html, "Die size") == "754 mm²"
-    assert value(html, "Transistors") == "18,600 million"
-    assert value(html, "TDP") == "250 W"
+    assert row_value(html, "Memory bus") == "352 bit"
+    assert row_value(html, "Die size") == "754 mm²"
+    assert row_value(html, "Transistors") == "18,600 million"
+    assert row_value(html, "TDP") == "250 W"
     url = "https://www.techpowerup.com/gpu-specs/geforce-rtx-2080-ti.c3305"
     assert f'<a href="{url}">{url}</a>' in html and FOOTER.search(html)
 
@@ -182,10 +172,10 @@ def test_gpu_page_covers_every_column():
 def test_unknown_and_zero_meaning_unknown_read_unknown(site):
     row = GPUS.filter(pl.col("thermal_design_power_w").is_null() & (pl.col("shading_units") == 0)).row(0, named=True)
     html = site.get(f"/gpus/{slug_of(row)}").text
-    assert value(html, "TDP") == "Unknown" and value(html, "Shading units") == "Unknown"
+    assert row_value(html, "TDP") == "Unknown" and row_value(html, "Shading units") == "Unknown"
     dx12 = site.get("/gpus?q=Radeon HD 7970").text  # a 0 minor version is real: DirectX 12.0 is not unknown
     gpu = site.get(f"/gpus/{slugs(dx12)[0]}").text
-    assert re.fullmatch(r"\d+\.\d+", value(gpu, "DirectX"))
+    assert re.fullmatch(r"\d+\.\d+", row_value(gpu, "DirectX"))
 
 
 def test_unknown_slug_is_a_404_page(site):
@@ -196,28 +186,10 @@ def test_unknown_slug_is_a_404_page(site):
 
 
 def test_healthz_and_no_api_description(site):
-    assert site.get("/healthz").json() == {"replica": "gpus", "data_hash": data_hash()}
-    for path in ("/docs", "/redoc", "/openapi.json"):
-        assert site.get(path).status_code == 404
+    check_healthz_and_no_api_description(site, "gpus")
 
 
 # ---- serving ----------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture
-def replica_env(monkeypatch) -> Iterator[None]:
-    """Free ports and a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
-    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
-    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
-    monkeypatch.setenv(serve.SOCKET_DIR_ENV, directory)
-    yield
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_ensure_replicas_serves_tcp_and_unix_socket_and_reuses(replica_env, monkeypatch):

@@ -91,7 +91,7 @@ def test_a_set_in_the_wrong_folder_is_refused(bank):
 
 
 def test_unknown_domain_or_set_lists_the_choices(bank):
-    with pytest.raises(UserError, match="choose from: gpus"):
+    with pytest.raises(UserError, match="choose from: funds, gpus, worldbank"):
         load_sets(["nosuch"], root=bank)
     with pytest.raises(UserError, match="design, heldout"):
         load_sets(["gpus"], ["nosuch"], root=bank)

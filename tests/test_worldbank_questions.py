@@ -2,11 +2,9 @@
 plain-Python script against the replica served over HTTP, printing exactly its reference set."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from browsing_scripts import run_browsing_script
 from harness.questions import load_set_file, set_path
 from loopback import serve
 from replicas.worldbank.app import create_app
@@ -43,9 +41,5 @@ def test_the_study_questions_and_their_rules():
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
 def test_browsing_script_prints_exactly_the_reference(replica_host, question):
-    code = question.solutions["browsing"].calls[0].args["code"].replace(SERVE_PORT, replica_host)
-    run = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0, run.stderr
-    printed = question.solutions["browsing"].answer.apply({"stdout": run.stdout})
+    printed = run_browsing_script(question, SERVE_PORT, replica_host)
     assert sorted(printed) == sorted(question.answer)  # the reference is a set

@@ -26,6 +26,13 @@ def load_table(name: str) -> pl.DataFrame:
     return pl.read_parquet(path)
 
 
+def write_table(frame: pl.DataFrame, name: str) -> Path:
+    """Write `name`.parquet as every builder does: zstd level 19, with statistics."""
+    target = DATA_DIR / f"{name}.parquet"
+    frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
+    return target
+
+
 @cache
 def data_hash() -> str:
     """sha256 over every table file, so a run record says exactly which data it saw."""

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from replicas.data import DATA_DIR
+from replicas.data import write_table
+from replicas.data.funds import build_funds
 from replicas.data.worldbank import build_worldbank
 
 
@@ -19,13 +20,11 @@ def build_gpus(shared_data: Path) -> Path:
     frame = frame.with_columns(pl.col("release_date").str.to_date("%Y-%m-%d")).rename(
         {"tpu_url": "source_url"}
     )
-    target = DATA_DIR / "gpus.parquet"
-    frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
-    return target
+    return write_table(frame, "gpus")
 
 
 # Each builder writes one table (returns its path) or several (returns a list of paths).
-BUILDERS = {"gpus": build_gpus, "worldbank": build_worldbank}
+BUILDERS = {"gpus": build_gpus, "worldbank": build_worldbank, "funds": build_funds}
 
 
 def build_all(shared_data: Path) -> list[Path]:

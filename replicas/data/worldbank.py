@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from replicas.data import DATA_DIR
+from replicas.data import write_table
 
 AGGREGATES = "Aggregates"
 # Developing-only counterpart of each geographic region: the captured /v2/country gives every
@@ -26,12 +26,6 @@ ADMIN_REGION_OF = {
 }
 DEVELOPING_INCOME = ("LIC", "LMC", "UMC")
 SAMPLES = "api_samples"
-
-
-def write(frame: pl.DataFrame, name: str) -> Path:
-    target = DATA_DIR / f"{name}.parquet"
-    frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
-    return target
 
 
 def captured(source: Path, endpoint: str) -> list[dict]:
@@ -149,10 +143,10 @@ def build_worldbank(shared_data: Path) -> list[Path]:
     if unknown:
         raise ValueError(f"values for economies missing from countries.csv: {sorted(unknown)}")
     return [
-        write(countries, "wb_countries"),
-        write(region_table, "wb_regions"),
-        write(incomes, "wb_income_levels"),
-        write(lendings, "wb_lending_types"),
-        write(indicators, "wb_indicators"),
-        write(values, "wb_values"),
+        write_table(countries, "wb_countries"),
+        write_table(region_table, "wb_regions"),
+        write_table(incomes, "wb_income_levels"),
+        write_table(lendings, "wb_lending_types"),
+        write_table(indicators, "wb_indicators"),
+        write_table(values, "wb_values"),
     ]

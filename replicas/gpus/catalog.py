@@ -1,4 +1,4 @@
-"""The site's data, prepared once per process so a request only filters, sorts and slices.
+"""The GPU site's data (a `SiteCatalog`), prepared once per process.
 
 `frame` is the GPU table plus `row` (its index), `slug`, `year` and `name_lower`, with each
 measured 0 turned into null so unknowns sort last; `cells` holds every row's list cells already
@@ -8,27 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from replicas.data import load_table
 from replicas.gpus.fields import COLUMNS
+from replicas.web.catalog import SiteCatalog
 
 
 @dataclass(frozen=True)
-class Catalog:
-    frame: pl.DataFrame
-    cells: list[dict[str, str]]
-    row_of_slug: dict[str, int]
+class Catalog(SiteCatalog):
+    """`row(index)` gives a GPU's original values (0 still 0), as the GPU page shows them."""
+
     manufacturers: list[str]
     years: list[int]  # newest first
     generations: list[tuple[str, list[str]]]  # (manufacturer, its generations)
     memory_types: list[str]
-
-    def row(self, index: int) -> dict[str, Any]:
-        """A GPU's original values (0 still 0), as the GPU page shows them."""
-        return load_table("gpus").row(index, named=True)
 
 
 def measured_columns(table: pl.DataFrame) -> list[str]:
@@ -49,7 +44,7 @@ def catalog() -> Catalog:
     slugs = frame["slug"].to_list()
     if len(set(slugs)) != len(slugs):
         raise ValueError("two GPUs share a source_url slug")
-    cells = [{"slug": slug, **{c.key: c.cell(row) for c in COLUMNS}}
+    cells = [{"href": f"/gpus/{slug}", **{c.key: c.cell(row) for c in COLUMNS}}
              for slug, row in zip(slugs, table.iter_rows(named=True))]
     makers = sorted(table["manufacturer"].unique())
     generations = [
@@ -57,9 +52,10 @@ def catalog() -> Catalog:
         for maker in makers
     ]
     return Catalog(
+        table="gpus",
         frame=frame,
         cells=cells,
-        row_of_slug={slug: index for index, slug in enumerate(slugs)},
+        row_of={slug: index for index, slug in enumerate(slugs)},
         manufacturers=makers,
         years=sorted(frame["year"].unique(), reverse=True),
         generations=generations,

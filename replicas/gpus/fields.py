@@ -5,10 +5,11 @@ column reads "Unknown", as a null does. API minor versions are the exception: Di
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
+
+from replicas.web.listing import Column
+from replicas.web.record import Sections, Spec
 
 UNKNOWN = "Unknown"
 
@@ -35,19 +36,6 @@ def version(major: int | None, minor: int | None) -> str:
     return str(major) if minor is None else f"{major}.{minor}"
 
 
-@dataclass(frozen=True)
-class Spec:
-    """One labelled line of the GPU page, read from one or more columns."""
-
-    label: str
-    columns: tuple[str, ...]
-    show: Callable[..., str]
-    link: bool = False
-
-    def render(self, row: dict[str, Any]) -> str:
-        return self.show(*(row[column] for column in self.columns))
-
-
 def num(label: str, column: str, unit: str = "") -> Spec:
     return Spec(label, (column,), lambda value: number(value, unit))
 
@@ -60,7 +48,7 @@ def api(label: str, prefix: str) -> Spec:
     return Spec(label, (f"{prefix}_major_version", f"{prefix}_minor_version"), version)
 
 
-SECTIONS: tuple[tuple[str, tuple[Spec, ...]], ...] = (
+SECTIONS: Sections = (
     ("Graphics card", (
         txt("Name", "name"),
         txt("Manufacturer", "manufacturer"),
@@ -128,23 +116,6 @@ SECTIONS: tuple[tuple[str, tuple[Spec, ...]], ...] = (
         Spec("TechPowerUp page", ("source_url",), text, link=True),
     )),
 )
-
-
-def sections(row: dict[str, Any]) -> list[tuple[str, list[tuple[Spec, str]]]]:
-    """The GPU page's content: (heading, [(spec, shown value)]) per section."""
-    return [(heading, [(spec, spec.render(row)) for spec in specs]) for heading, specs in SECTIONS]
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the list page: its cell, and what sorting by it means."""
-
-    key: str  # the `?sort=` value
-    header: str
-    noun: str  # "Sorted by <noun>, ..."
-    sort_column: str
-    kind: str  # text | number | date: sets the default direction and its wording
-    cell: Callable[[dict[str, Any]], str]
 
 
 def clocks(row: dict[str, Any]) -> str:
