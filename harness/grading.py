@@ -5,7 +5,7 @@ from graders.strict import grade
 from harness.agent import Episode
 from harness.plan import Job, RunConfig
 from harness.store import RunRecord
-from replicas.data import data_hash
+from replicas.serve import replica_data_hash
 
 
 def to_record(
@@ -54,7 +54,7 @@ def to_record(
         tool_seconds=episode.tool_seconds,
         question_set_hash=question_set_hash,
         tool_manifest_hash=tool_manifest_hash,
-        data_hash=data_hash(),
+        data_hash=replica_data_hash([question.domain]),
         prompt_hash=prompt_hash,
         transcript_path=transcript_path,
         replay_divergence=None if replay_divergence is None else str(replay_divergence),

@@ -15,7 +15,7 @@ from typing import Any
 from harness.plan import RunConfig
 from harness.paths import ROOT
 from harness.questions import QuestionSet
-from replicas.data import data_hash
+from replicas.serve import replica_data_hash
 
 
 def build_manifest(
@@ -35,7 +35,7 @@ def build_manifest(
         "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
         "tool_manifests": tool_manifests,
         "replicas": {domain: target.base_url for domain, target in replicas.items()},
-        "data_hash": data_hash(),
+        "data_hash": replica_data_hash(qs.domain for qs in question_sets),
         "prompt_hash": prompt_digest,
         "versions": {"python": platform.python_version(), "litellm": version("litellm")},
     }

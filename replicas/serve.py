@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import hashlib
 import importlib
 import os
 import signal
@@ -51,14 +52,15 @@ class ReplicaSpec:
     app: str  # "module:factory", the factory returns an ASGI app
     offset: int  # port = port base + offset; fixed, so a domain's port never moves
     title: str  # how every arm's system prompt names it
+    tables: str  # glob of its tables in replicas/data: what its data hash covers
 
 
 REPLICAS: dict[str, ReplicaSpec] = {
     spec.domain: spec
     for spec in (
-        ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0, "GPU specification database (website)"),
-        ReplicaSpec("worldbank", "replicas.worldbank.app:create_app", 1, "World Bank Indicators API v2"),
-        ReplicaSpec("funds", "replicas.funds.app:create_app", 2, "US mutual fund screener (website)"),
+        ReplicaSpec("gpus", "replicas.gpus.app:create_app", 0, "GPU specification database (website)", "gpus"),
+        ReplicaSpec("worldbank", "replicas.worldbank.app:create_app", 1, "World Bank Indicators API v2", "wb_*"),
+        ReplicaSpec("funds", "replicas.funds.app:create_app", 2, "US mutual fund screener (website)", "funds"),
     )
 }
 
@@ -69,6 +71,13 @@ class ReplicaEndpoint:
     base_url: str  # http://127.0.0.1:<port>
     port: int
     socket_path: Path
+
+
+def replica_data_hash(domains: Iterable[str]) -> str:
+    """The data hash of these domains' tables: adding or rebuilding another domain's data leaves a
+    run set's hash, its resume and its recording's comparisons alone."""
+    hashes = [data_hash(replica_spec(domain).tables) for domain in sorted(set(domains))]
+    return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
 
 
 def port_base() -> int:
@@ -84,12 +93,16 @@ def socket_dir() -> Path:
     return Path(os.environ.get(SOCKET_DIR_ENV) or DEFAULT_SOCKET_DIR)
 
 
-def endpoint(domain: str) -> ReplicaEndpoint:
-    """Where `domain`'s replica listens (under the current environment), running or not."""
+def replica_spec(domain: str) -> ReplicaSpec:
     spec = REPLICAS.get(domain)
     if spec is None:
         raise UserError(f"no replica for domain {domain!r}; replicas: {', '.join(REPLICAS)}")
-    port = port_base() + spec.offset
+    return spec
+
+
+def endpoint(domain: str) -> ReplicaEndpoint:
+    """Where `domain`'s replica listens (under the current environment), running or not."""
+    port = port_base() + replica_spec(domain).offset
     return ReplicaEndpoint(domain, f"http://{HOST}:{port}", port, socket_dir() / f"{domain}.sock")
 
 
@@ -171,7 +184,7 @@ def whoami(target: ReplicaEndpoint, via_socket: bool = False) -> dict[str, Any] 
 
 
 def is_current(body: dict[str, Any] | None, domain: str) -> bool:
-    return bool(body) and body.get("replica") == domain and body.get("data_hash") == data_hash()
+    return bool(body) and body.get("replica") == domain and body.get("data_hash") == replica_data_hash([domain])
 
 
 def health(target: ReplicaEndpoint) -> bool:
@@ -188,7 +201,7 @@ def check_reusable(target: ReplicaEndpoint) -> bool:
         who = (f"a {body['replica']!r} replica with data {str(body.get('data_hash'))[:12]}"
                if body.get("replica") else "something that is not an armbench replica")
         raise UserError(f"port {target.port} is taken by {who}, not the {target.domain} replica with this "
-                        f"checkout's data ({data_hash()[:12]}); stop it or set {PORT_BASE_ENV}")
+                        f"checkout's data ({replica_data_hash([target.domain])[:12]}); stop it or set {PORT_BASE_ENV}")
     if not is_current(whoami(target, via_socket=True), target.domain):
         raise UserError(f"the {target.domain} replica on port {target.port} does not answer on "
                         f"{target.socket_path}; it may use another {SOCKET_DIR_ENV}; stop it and retry")

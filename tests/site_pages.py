@@ -5,7 +5,7 @@ import re
 
 from fastapi.testclient import TestClient
 
-from replicas.data import data_hash
+from replicas.serve import replica_data_hash
 
 
 def row_value(html: str, label: str) -> str:
@@ -22,6 +22,6 @@ def check_error_page(site: TestClient, url: str, status: int, message: str, foot
 
 
 def check_healthz_and_no_api_description(site: TestClient, replica: str) -> None:
-    assert site.get("/healthz").json() == {"replica": replica, "data_hash": data_hash()}
+    assert site.get("/healthz").json() == {"replica": replica, "data_hash": replica_data_hash([replica])}
     for path in ("/docs", "/redoc", "/openapi.json"):
         assert site.get(path).status_code == 404

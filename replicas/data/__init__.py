@@ -34,10 +34,10 @@ def write_table(frame: pl.DataFrame, name: str) -> Path:
 
 
 @cache
-def data_hash() -> str:
-    """sha256 over every table file, so a run record says exactly which data it saw."""
+def data_hash(pattern: str = "*") -> str:
+    """sha256 over the table files whose names match `pattern` (a glob; every table by default)."""
     digest = hashlib.sha256()
-    for name in table_names():
-        digest.update(name.encode())
-        digest.update((DATA_DIR / f"{name}.parquet").read_bytes())
+    for path in sorted(DATA_DIR.glob(f"{pattern}.parquet")):
+        digest.update(path.stem.encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()

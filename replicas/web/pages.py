@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
-from replicas.data import data_hash
+from replicas.serve import replica_data_hash
 from replicas.web.listing import PAGE_SIZE, BadQuery, ListQuery, page_count, page_numbers
 
 SHARED_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -35,7 +35,7 @@ def create_site(title: str, replica: str, templates_dir: Path, home: str,
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
-        return {"replica": replica, "data_hash": data_hash()}
+        return {"replica": replica, "data_hash": replica_data_hash([replica])}
 
     return app, templates
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request, Response
 
-from replicas.data import data_hash
+from replicas.serve import replica_data_hash
 from replicas.worldbank.catalog import catalog
 from replicas.worldbank.routes import respond
 
@@ -20,7 +20,7 @@ def create_app() -> FastAPI:
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
-        return {"replica": DOMAIN, "data_hash": data_hash()}
+        return {"replica": DOMAIN, "data_hash": replica_data_hash([DOMAIN])}
 
     @app.get("/{path:path}")
     def api(path: str, request: Request) -> Response:
