@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +95,6 @@ class Player:
     divergence: Divergence | None = None
     step: int = 0
     seen: int = 0
-    _schemas: list[dict[str, Any]] = field(default_factory=list)
 
     async def complete(self, messages, tools, tool_choice=None):
         step, sent = self.step, messages[self.seen:]
@@ -104,10 +103,8 @@ class Player:
             self._diverge(step, "the recording ends before this model call")
             raise ProviderFailure(ReplayExhausted(f"{self.run_id}: no recorded model call at step {step}"), 1)
         line = self.steps[step]
-        if step == 0:
-            self._schemas = line.get("tool_schemas", [])
         if self.divergence is None:
-            detail = request_difference(line, sent, tools, self._schemas)
+            detail = request_difference(line, sent, tools, self.steps[0].get("tool_schemas", []))
             if detail:
                 self._diverge(step, detail)
         if "failure" in line:

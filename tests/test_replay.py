@@ -136,3 +136,11 @@ def test_a_folder_without_a_recording_is_refused(tmp_path):
 )
 def test_first_difference_names_the_path(recorded, current, expected):
     assert first_difference(recorded, current) == expected
+
+
+async def test_a_changed_tool_description_is_reported_at_step_0_naming_the_tool(recorded, gpu_design, tmp_path, monkeypatch):
+    monkeypatch.setattr(GpuQuery, "description", GpuQuery.description + " Prefer narrow filters.")
+    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
+    for record in replayed.values():
+        assert record.replay_divergence.startswith(
+            "step 0: the offered tools differ (gpu_query.function.description: texts differ from character")
