@@ -66,7 +66,7 @@ bench: setup $(BENCH_STAMP)
 	$(BIN)/python benchmarks/local_model.py $(RECORDING)
 
 # The nightly gate, free and deterministic: replay the committed recording against today's code
-# and replicas; any divergence, accuracy drop or cost rise fails it (exit 1).
+# and replicas; any divergence, flipped grade, extra infra error or cost rise fails it (exit 1).
 nightly: setup
 	rm -rf results/nightly/replay
 	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/nightly/replay --quiet

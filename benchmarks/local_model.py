@@ -66,6 +66,8 @@ def token_ratios(run_set: Path) -> list[tuple[str, int, int]]:
 
 def main() -> None:
     run_set = Path(sys.argv[1])
+    if not (run_set / "recording").is_dir():
+        sys.exit(f"{run_set} holds no recording: record one first (README: Record, replay and the regression gate)")
     speed = measure_speed(run_set)
     if speed is None:
         print("local model: not installed (run `make local-model`); speed not measured")

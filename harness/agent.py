@@ -138,7 +138,8 @@ async def run_episode(
 def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
     where = {"model": "waiting for the model", "tool": "while a tool ran", "agent": "in the agent loop"}
     kind: ErrorKind = "infra" if episode.waiting_on == "model" else "agent"
-    episode.end("timeout", f"run timeout ({timeout:g} s) {where[episode.waiting_on]}", kind)
+    limit = f" ({timeout:g} s)" if timeout else ""  # none set: a replay of a recorded timeout
+    episode.end("timeout", f"run timeout{limit} {where[episode.waiting_on]}", kind)
 
 
 async def _loop(

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -53,7 +54,7 @@ def parse_price(value: str | None) -> tuple[float, float] | None:
         prices = tuple(float(part) for part in value.split(","))
     except ValueError:
         prices = ()
-    if len(prices) != 2 or min(prices) < 0:
+    if len(prices) != 2 or not all(math.isfinite(p) and p >= 0 for p in prices):
         raise UserError(f"--price takes IN,OUT: dollars per million input and output tokens, e.g. 0.15,0.60 (got {value!r})")
     return prices
 
@@ -68,8 +69,9 @@ ProviderOrder = Annotated[Optional[str], typer.Option(
     help="OpenRouter only: providers to try first, comma list (sent as provider.order).")]
 ProviderIgnore = Annotated[Optional[str], typer.Option(
     help="OpenRouter only: providers never to use, comma list (sent as provider.ignore).")]
-RequestTimeout = Annotated[float, typer.Option(
-    help="Seconds one model call may take before it counts as a (retried) timeout.")]
+RequestTimeout = Annotated[Optional[float], typer.Option(
+    help="Seconds one model call may take before it counts as a (retried) timeout "
+    "[default: 120; 60 for doctor; 1800 for a local model].")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a transient provider error per call.")]
 
 
@@ -90,7 +92,7 @@ def run(
     max_retries: MaxRetries = 4,
     retry_base_delay: Annotated[float, typer.Option(
         min=0, help="Seconds before the first retry; doubles each retry, with jitter.")] = 1.0,
-    request_timeout: RequestTimeout = 120.0,
+    request_timeout: RequestTimeout = None,
     run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time per run.")] = None,
     max_tokens_per_run: Annotated[Optional[int], typer.Option(min=1, help="Token cap per run.")] = None,
     max_cost_per_run: Annotated[Optional[float], typer.Option(help="Dollar cap per run.")] = None,
@@ -116,6 +118,7 @@ def run(
     tools run for real, and each run records where its requests first differ from the recording."""
     from harness.client import provider_routing
     from harness.models.litellm_setup import register_price
+    from harness.models.local import default_request_timeout
     from harness.models.preflight import check_model, check_priced
     from harness.paths import RESULTS_DIR
     from harness.plan import RunConfig
@@ -125,6 +128,8 @@ def run(
     from harness.runner import RunSetFailed, known_arms, run_set
     from harness.store import RunSetStore
 
+    if request_timeout is None:
+        request_timeout = default_request_timeout(model, 120.0)
     arms = expand(arm, known_arms(), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
     domains = expand(domain, available_domains(), "domain")
@@ -189,6 +194,11 @@ def print_run_summary(result) -> None:
     earlier = f" ({result.already_done} were done before this resume)" if result.already_done else ""
     err.print(f"{done} runs finished now{earlier}, {result.planned} planned; {infra} infra errors, "
               f"{retried} retried provider calls", highlight=False)
+    diverged = [r.run_id for r in result.records if r.replay_divergence]
+    if diverged:
+        err.print(f"[yellow]replay:[/yellow] {len(diverged)} run(s) diverged from the recording "
+                  f"({', '.join(diverged[:5])}{' …' if len(diverged) > 5 else ''}); `bench regress` names each step",
+                  highlight=False)
     flagged = [r.run_id for r in result.records if r.empty_tool_args]
     if flagged:
         err.print(f"[yellow]warning:[/yellow] {len(flagged)} runs got tool calls with empty arguments "
@@ -203,15 +213,18 @@ def doctor(
     model: Annotated[str, typer.Option(help="LiteLLM model string to check.")],
     provider_order: ProviderOrder = None,
     provider_ignore: ProviderIgnore = None,
-    request_timeout: RequestTimeout = 60.0,
+    request_timeout: RequestTimeout = None,
     max_retries: MaxRetries = 2,
 ) -> None:
     """Probe a provider: does a tool call with a required argument survive the round trip?"""
     from harness.client import ModelClient, provider_routing
     from harness.doctor import run_probe
+    from harness.models.local import default_request_timeout
     from harness.models.preflight import check_model
     from harness.retry import RetryPolicy
 
+    if request_timeout is None:
+        request_timeout = default_request_timeout(model, 60.0)
     positive(request_timeout, "--request-timeout")
     check_model(model)
     client = ModelClient(
@@ -237,7 +250,8 @@ def regress(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Exit 1 when RUN_SET regresses against --baseline: accuracy below the baseline's noise, cost,
-    tokens or actions up beyond a threshold, or a replay that diverged. Exit 0 otherwise."""
+    tokens or actions up beyond a threshold, more infra errors, or a replay that diverged or flipped
+    a grade. Exit 0 otherwise."""
     from harness.compare import manifest_differences
     from harness.publish import dumps, read_manifest
     from harness.regress import Thresholds, flips_table, groups_table, regress as judge
@@ -245,8 +259,9 @@ def regress(
     from harness.tables import to_rich
 
     base_store, store = open_run_set(baseline), open_run_set(run_set)
+    replayed = "replay_of" in read_manifest(store)  # deterministic: any flip is a regression
     verdict = judge(base_store.records(), store.records(),
-                    Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise))
+                    Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
     if as_json:
         print(dumps(verdict.to_json()))
     else:

@@ -49,11 +49,17 @@ def resume_differences(stored: dict[str, Any], current: dict[str, Any]) -> list[
     runs_then, runs_now = stored.get("config", {}).get("runs"), current["config"]["runs"]
     if runs_then != runs_now:
         problems.append(f"--runs: the run set has {runs_then} per question, this command {runs_now}")
-    only_then = stored.get("config", {}).get("questions", [])
-    only_now = current["config"].get("questions", [])
+    then, now = stored.get("config", {}), current["config"]
+    only_then, only_now = sorted(then.get("questions", [])), sorted(now.get("questions", []))
     if only_then != only_now:
         problems.append(f"--question: the run set ran {', '.join(only_then) or 'every question'}, "
                         f"this command {', '.join(only_now) or 'every question'}")
+    if bool(then.get("record")) != bool(now.get("record")):
+        problems.append("--record: the run set was " + ("" if then.get("record") else "not ")
+                        + "recorded; give the same --record")
+    if then.get("price_per_million") != now.get("price_per_million"):
+        problems.append(f"--price: the run set used {then.get('price_per_million')}, "
+                        f"this command {now.get('price_per_million')}")
     problems += _hash_differences("question set", stored.get("question_sets", {}), current["question_sets"])
     problems += _hash_differences("tool manifest", stored.get("tool_manifests", {}), current["tool_manifests"])
     if stored.get("data_hash") != current["data_hash"]:

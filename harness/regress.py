@@ -5,8 +5,12 @@ Per domain x set x arm of the baseline, the candidate fails when
   only as much as the baseline's own spread does), or it has no graded run there;
 - its mean cost, mean tokens or mean actions per run rise by more than a threshold (relative to
   the baseline; actions relative to at least one call, so a baseline of 0 actions still compares);
+- it has more infra errors than the baseline (its accuracy would rest on fewer graded runs);
 and the whole run set fails when any replayed run diverged from its recording. Cost is compared
 only where both sides' costs are known and the baseline's is above zero (a local model is free).
+
+`exact`: for a replay, which is deterministic, any per-question flip fails too; noise cannot
+explain it, so a grader or reference change that flips an answer is caught.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ class Thresholds:
 class Side:
     correct: int
     graded: int
+    infra_errors: int
     mean_cost_usd: float | None  # None when any graded run's cost is unknown
     mean_tokens: float | None
     mean_actions: float | None
@@ -58,6 +63,7 @@ class Verdict:
     groups: list[GroupCheck]
     divergences: list[tuple[str, str]]  # (run_id, divergence) of replayed runs
     flips: list[QuestionDelta]
+    exact: bool = False  # any flip fails (a replay)
     notes: list[str] = field(default_factory=list)  # not failures: context for a reader
 
     @property
@@ -65,6 +71,8 @@ class Verdict:
         found = [f"{g.group}: {problem}" for g in self.groups for problem in g.problems]
         if self.divergences:
             found.append(f"{len(self.divergences)} replayed run(s) diverged from the recording")
+        if self.exact and self.flips:
+            found.append(f"{len(self.flips)} question(s) flipped in a replay, which should reproduce every grade")
         return found
 
     @property
@@ -88,6 +96,7 @@ def side(runs: list[RunRecord]) -> Side:
     return Side(
         correct=sum(bool(r.correct) for r in done),
         graded=len(done),
+        infra_errors=len(runs) - len(done),
         mean_cost_usd=None if None in costs else mean(costs),
         mean_tokens=mean([r.prompt_tokens + r.completion_tokens for r in done]),
         mean_actions=mean([r.actions for r in done]),
@@ -100,6 +109,8 @@ def check_group(name: str, baseline: Side, candidate: Side | None, limits: Thres
     if candidate is None or not candidate.graded:
         problems.append("no graded run in the candidate" if candidate else "not run by the candidate")
         return GroupCheck(name, baseline, candidate, floor, problems)
+    if candidate.infra_errors > baseline.infra_errors:
+        problems.append(f"{candidate.infra_errors} infra error(s), baseline {baseline.infra_errors}")
     if candidate.accuracy < floor:
         problems.append(f"accuracy {percent(candidate.accuracy)} is below the baseline's 95% lower "
                         f"bound {percent(floor)} (baseline {baseline.correct}/{baseline.graded})")
@@ -121,7 +132,9 @@ def _rise(what: str, base: float, now: float, limit: float, shown: float | None 
             f"more than the allowed {limit:+.0%}"]
 
 
-def regress(baseline: list[RunRecord], candidate: list[RunRecord], limits: Thresholds = Thresholds()) -> Verdict:
+def regress(
+    baseline: list[RunRecord], candidate: list[RunRecord], limits: Thresholds = Thresholds(), *, exact: bool = False
+) -> Verdict:
     key = attrgetter(*ARM_GROUP)
     candidate_groups = dict(grouped(candidate, key))
     checks = [
@@ -134,33 +147,36 @@ def regress(baseline: list[RunRecord], candidate: list[RunRecord], limits: Thres
              for group in sorted(candidate_groups.keys() - baseline_groups)]
     divergences = [(r.run_id, r.replay_divergence) for r in candidate if r.replay_divergence]
     flips = compare(baseline, candidate, "baseline", "candidate", RUN_SET_UNIT).flips
-    return Verdict(checks, sorted(divergences), flips, notes)
+    return Verdict(checks, sorted(divergences), flips, exact, notes)
 
 
 def groups_table(verdict: Verdict) -> Table:
     def accuracy(s: Side | None) -> str:
         return "—" if s is None or not s.graded else f"{s.correct}/{s.graded} {percent(s.accuracy)}"
 
-    def change(base: float | None, now: float | None) -> str:
+    def change(base: float | None, now: float | None, floor: float = 0.0) -> str:
+        base = None if base is None else max(base, floor)
         if not base or now is None:
             return "—"
         return f"{now / base - 1:+.0%}"
 
     return Table(
         title="Regression check per set and arm",
-        columns=["group", "baseline", "floor", "candidate", "cost", "tokens", "actions", "verdict"],
+        columns=["group", "baseline", "floor", "candidate", "infra errors", "cost", "tokens", "actions", "verdict"],
         rows=[
             [g.group, accuracy(g.baseline), percent(g.accuracy_floor), accuracy(g.candidate),
+             "—" if g.candidate is None else f"{g.candidate.infra_errors} (was {g.baseline.infra_errors})",
              change(g.baseline.mean_cost_usd, g.candidate and g.candidate.mean_cost_usd),
              change(g.baseline.mean_tokens, g.candidate and g.candidate.mean_tokens),
-             change(g.baseline.mean_actions, g.candidate and g.candidate.mean_actions),
+             change(g.baseline.mean_actions, g.candidate and g.candidate.mean_actions, floor=1.0),
              "ok" if g.ok else "FAIL"]
             for g in verdict.groups
         ],
         key_columns=1,
         empty="the baseline has no runs",
         note="floor: the baseline's Wilson 95% lower bound on accuracy; the candidate fails below it. "
-        "cost, tokens, actions: change of the candidate's mean per graded run.",
+        "cost, tokens, actions: change of the candidate's mean per graded run (actions against at "
+        "least one call).",
     )
 
 

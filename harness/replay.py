@@ -7,11 +7,15 @@ A line holds `sent`, the messages the harness added since the model's previous t
 prompt and question at step 0, tool results after that), a digest of the offered tools, and the
 model's response (or the provider failure). The model's own turns are not stored twice: each is
 the previous step's response. So a replay whose `sent` matches at every step made exactly the
-recorded requests, and the first step where it does not — a changed tool result, question or
-prompt — is the run's divergence, reported in its record and failed by `bench regress`.
+recorded requests (the model's own turns, echoed back, are checked against the recorded
+responses too), and the first step where it does not — a changed tool result, question or prompt,
+or a run that ends before the recording does — is the run's divergence, reported in its record and
+failed by `bench regress`. A model call cut short by the run timeout is recorded as `interrupted`
+and replayed as the same timeout.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
@@ -56,6 +60,9 @@ class Recorder:
             line["failure"] = {"type": type(failure.error).__name__, "message": str(failure),
                                "attempts": failure.attempts}
             self._write(line)
+            raise
+        except asyncio.CancelledError:  # the run timeout (or Ctrl-C, whose run is redone anyway)
+            self._write({**line, "interrupted": True})
             raise
         line.update(response=response_dict(response), retries=retries)
         self._write(line)
@@ -103,17 +110,24 @@ class Player:
             self._diverge(step, "the recording ends before this model call")
             raise ProviderFailure(ReplayExhausted(f"{self.run_id}: no recorded model call at step {step}"), 1)
         line = self.steps[step]
-        if self.divergence is None:
-            detail = request_difference(line, sent, tools, self.steps[0].get("tool_schemas", []))
-            if detail:
-                self._diverge(step, detail)
+        echoed = messages[self.seen - 1] if step else None
+        self._diverge(step, echo_difference(self.steps[step - 1], echoed) if step else None)
+        self._diverge(step, request_difference(line, sent, tools, self.steps[0].get("tool_schemas", [])))
+        if line.get("interrupted"):
+            raise TimeoutError()  # the run timeout struck during this call when it was recorded
         if "failure" in line:
             raise ProviderFailure(recorded_error(line["failure"]), line["failure"].get("attempts", 1))
         self.seen = len(messages) + 1
         return response_from_dict(line["response"]), line.get("retries", 0)
 
-    def _diverge(self, step: int, detail: str) -> None:
-        if self.divergence is None:
+    def final_divergence(self) -> Divergence | None:
+        """The first divergence, counting a run that ended before the recording did."""
+        if self.step < len(self.steps):
+            self._diverge(self.step, f"the run ended after {self.step} of {len(self.steps)} recorded model calls")
+        return self.divergence
+
+    def _diverge(self, step: int, detail: str | None) -> None:
+        if detail and self.divergence is None:
             self.divergence = Divergence(step, detail)
 
 
@@ -163,13 +177,23 @@ def request_difference(line: dict[str, Any], sent: list[dict[str, Any]], tools, 
         where = first_difference(_by_name(schemas), _by_name(tools or []))
         return f"the offered tools differ ({where or 'schemas changed'})"
     recorded = line.get("sent", [])
-    for index, (old, new) in enumerate(zip(recorded, sent)):
-        where = first_difference(_comparable(old), _comparable(new))
-        if where:
-            return f"{_describe(old)} differs at {where}"
+    for old, new in zip(recorded, sent):
+        if old != new:
+            where = first_difference(_comparable(old), _comparable(new))
+            return f"{_describe(old)} differs at {where}" if where else f"{_describe(old)} differs in JSON formatting or key order"
     if len(recorded) != len(sent):
         return f"{len(recorded)} messages were sent to the model before this call, {len(sent)} now"
     return None
+
+
+def echo_difference(previous: dict[str, Any], echoed: dict[str, Any]) -> str | None:
+    """How the model's previous turn, as the loop sent it back, differs from the recorded response."""
+    message = previous["response"]["message"]
+    expected = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        expected["tool_calls"] = message["tool_calls"]
+    where = first_difference(expected, echoed)
+    return f"the model's previous turn, as sent back, differs at {where}" if where else None
 
 
 def _by_name(schemas: list[dict[str, Any]]) -> dict[str, Any]:
@@ -211,7 +235,6 @@ def response_dict(response: Any) -> dict[str, Any]:
                   "completion_tokens": getattr(usage, "completion_tokens", 0) or 0},
         "cost_usd": hidden.get("response_cost"),
         "provider": served_by(response),
-        "generation_seconds": hidden.get("generation_seconds"),
     }
 
 

@@ -149,7 +149,7 @@ async def _run_jobs(
             tool_manifest_hash=tool_manifests[job.tool_key],
             prompt_hash=prompt_digest,
             transcript_path=transcript,
-            replay_divergence=caller.divergence if isinstance(caller, Player) else None,
+            replay_divergence=caller.final_divergence() if isinstance(caller, Player) else None,
         )
         store.append(record)
         return record

@@ -1,6 +1,8 @@
 """A run set's data hash covers its own domains' tables, and only those."""
 import shutil
 
+import pytest
+
 import replicas.data as data
 from replicas.serve import REPLICAS, replica_data_hash
 
@@ -12,15 +14,27 @@ def test_each_domain_hashes_its_own_tables_and_a_mix_hashes_them_all():
     assert both == replica_data_hash(["worldbank", "gpus", "gpus"]) and both not in hashes.values()
 
 
-def test_another_domains_table_leaves_a_domains_hash_alone(tmp_path, monkeypatch):
+@pytest.fixture
+def data_copy(tmp_path, monkeypatch):
+    """The replica tables in a folder of the test's own, so it can change them."""
     for path in data.DATA_DIR.glob("*.parquet"):
         shutil.copy(path, tmp_path / path.name)
     monkeypatch.setattr(data, "DATA_DIR", tmp_path)
     data.data_hash.cache_clear()
-    try:
-        gpus_before, all_before = data.data_hash("gpus"), data.data_hash()
-        shutil.copy(tmp_path / "funds.parquet", tmp_path / "zz_new_domain.parquet")
-        data.data_hash.cache_clear()
-        assert data.data_hash("gpus") == gpus_before and data.data_hash() != all_before
-    finally:
-        data.data_hash.cache_clear()
+    yield tmp_path
+    data.data_hash.cache_clear()
+
+
+def test_changing_one_table_changes_only_its_domains_hash(data_copy):
+    before = {domain: replica_data_hash([domain]) for domain in REPLICAS}
+    with (data_copy / "wb_regions.parquet").open("ab") as table:  # one of worldbank's six tables
+        table.write(b"\0")
+    data.data_hash.cache_clear()
+    after = {domain: replica_data_hash([domain]) for domain in REPLICAS}
+    assert [d for d in REPLICAS if before[d] != after[d]] == ["worldbank"]
+
+
+def test_a_domain_whose_tables_are_missing_is_an_error_not_an_empty_hash(data_copy):
+    (data_copy / "funds.parquet").unlink()
+    with pytest.raises(KeyError, match="no replica table matches 'funds'"):
+        replica_data_hash(["funds"])

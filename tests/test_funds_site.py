@@ -171,6 +171,7 @@ def test_rows_show_the_fund_columns(site):
         ("expense_min=nan", 400, "must be a number from 0"),
         ("expense_min=2&expense_max=1", 400, "The expense ratio range is empty"),
         ("max_minimum=lots", 400, "The largest minimum investment ($) must be a number"),
+        ("max_minimum=1e300", 400, "The largest minimum investment ($) must be a number"),
         ("include_closed=maybe", 400, "include_closed is a checkbox"),
         ("sort=relevance_score", 400, "Cannot sort by 'relevance_score'. Sortable columns: symbol, name"),
         ("order=up", 400, "use asc or desc"),
@@ -178,6 +179,13 @@ def test_rows_show_the_fund_columns(site):
 )
 def test_bad_query_parameters_get_an_error_page(site, query, status, message):
     check_error_page(site, f"/funds?{query}", status, message, FOOTER)
+
+
+def test_a_filter_set_to_0_stays_in_the_paging_links():
+    from replicas.funds.listing import FundQuery
+
+    query = FundQuery(max_minimum=0, expense_min=0.0)
+    assert query.url(page=2) == "/funds?expense_min=0.0&max_minimum=0&page=2"
 
 
 # ---- fund pages -------------------------------------------------------------------------------

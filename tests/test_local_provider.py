@@ -3,6 +3,7 @@ only thing mocked): text tool calls become structured ones, usage and price, con
 import json
 
 import litellm
+import numpy as np
 import pytest
 
 import harness.models.local as local
@@ -12,6 +13,9 @@ class FakeLlama:
     def __init__(self, reply: str | Exception):
         self.reply = reply
         self.requests = []
+
+    def token_eos(self):
+        return 2
 
     def create_chat_completion(self, **request):
         self.requests.append(request)
@@ -50,9 +54,46 @@ async def test_a_tool_call_written_as_text_becomes_a_structured_call_marked_pars
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (120, 30)
     assert response._hidden_params["response_cost"] == 0.0
     assert fake.requests[0]["temperature"] == 0.0 and fake.requests[0]["tools"] == TOOLS
+    scores = np.ones(4)  # the processor leaves a live call's scores alone
+    assert (fake.requests[0]["logits_processor"]([], scores) == 1).all()
 
 
 async def test_a_prompt_longer_than_the_context_is_a_context_window_error(fake_model):
     fake_model(ValueError("Requested tokens (17000) exceed context window of 16384"))
     with pytest.raises(litellm.ContextWindowExceededError):
         await ask()
+
+
+async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
+    import asyncio
+    import threading
+
+    started, stopped = threading.Event(), threading.Event()
+
+    class SlowLlama:
+        """Samples greedily until the end token (2), as llama.cpp does, asking the processor each time."""
+
+        def token_eos(self):
+            return 2
+
+        def create_chat_completion(self, logits_processor, **request):
+            started.set()
+            while True:
+                scores = logits_processor([], np.ones(8))
+                if int(np.argmax(scores)) == 2 and scores[0] == -np.inf:
+                    break
+                stopped.wait(0.01)
+            stopped.set()
+            return {"choices": [{"message": {"content": ""}}], "usage": {}}
+
+    monkeypatch.setattr(local, "check_installed", lambda spec: None)
+    monkeypatch.setattr(local, "load", lambda spec: SlowLlama())
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await ask()
+    assert started.is_set() and await asyncio.to_thread(stopped.wait, 5)
+
+
+def test_a_local_model_waits_longer_for_a_reply_by_default():
+    assert local.default_request_timeout("local/qwen2.5-coder-0.5b", 120.0) == 1800.0
+    assert local.default_request_timeout("openai/gpt-4o-mini", 120.0) == 120.0

@@ -88,3 +88,17 @@ def test_the_command_exits_0_or_1_with_a_one_screen_summary(cli, tmp_path):
 def test_the_command_refuses_a_folder_that_is_not_a_run_set(cli, tmp_path):
     code, _, err = cli("regress", "--baseline", str(tmp_path), str(tmp_path))
     assert code == 2 and "is not a run set" in err
+
+
+def test_more_infra_errors_than_the_baseline_fail_even_when_the_rest_is_right():
+    candidate = runs(10)
+    for index in range(7):
+        candidate[index] = candidate[index].model_copy(update={"correct": None, "outcome": None, "error_kind": "infra"})
+    verdict = regress(runs(10), candidate)  # 3/3 graded looks perfect
+    assert verdict.problems == ["gpus/design/tooled: 7 infra error(s), baseline 0"]
+
+
+def test_in_a_replay_any_flip_fails_even_within_the_noise():
+    assert regress(runs(8), runs(7)).ok
+    verdict = regress(runs(8), runs(7), exact=True)
+    assert verdict.problems == ["1 question(s) flipped in a replay, which should reproduce every grade"]

@@ -144,3 +144,38 @@ async def test_a_changed_tool_description_is_reported_at_step_0_naming_the_tool(
     for record in replayed.values():
         assert record.replay_divergence.startswith(
             "step 0: the offered tools differ (gpu_query.function.description: texts differ from character")
+
+
+async def test_a_run_that_ends_before_the_recording_does_is_a_divergence(recorded, gpu_design, tmp_path, monkeypatch):
+    from arms.base import ToolInfraError
+
+    async def gone(self, arguments):
+        raise ToolInfraError("the replica is gone")
+
+    monkeypatch.setattr(GpuQuery, "invoke", gone)  # the run ends at its first tool call, an infra error
+    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
+    record = replayed["gpus-design-01.tooled.r0"]
+    assert record.error_kind == "infra"
+    assert record.replay_divergence == "step 1: the run ended after 1 of 2 recorded model calls"
+
+
+async def test_a_reformatted_tool_result_is_a_divergence_even_when_its_values_match(recorded, gpu_design, tmp_path, monkeypatch):
+    from arms.base import ToolOutcome
+
+    monkeypatch.setattr(ToolOutcome, "to_message_content", lambda self: json.dumps(self.result, indent=1))
+    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
+    divergence = replayed["gpus-design-01.tooled.r0"].replay_divergence
+    assert divergence.startswith("step 1: the result of gpu_query (")
+    assert divergence.endswith(") differs in JSON formatting or key order")
+
+
+async def test_a_model_call_cut_by_the_run_timeout_replays_as_the_same_timeout(tmp_path, gpu_design):
+    store = RunSetStore(tmp_path / "recorded")
+    config = RunConfig(model="scripted/oracle+latency=5", arms=TOOLED, record=True, run_timeout=0.5,
+                       questions=("gpus-design-01",))
+    await run_set([gpu_design], config, store, show_progress=False)
+    (before,) = store.records()
+    assert before.stop_reason == "timeout" and steps(store, before.run_id)[0]["interrupted"]
+    _, replayed = await replay(store, [gpu_design], tmp_path / "replay", questions=("gpus-design-01",))
+    record = replayed[before.run_id]
+    assert (record.stop_reason, record.error_kind, record.replay_divergence) == ("timeout", "infra", None)

@@ -91,6 +91,13 @@ def test_resume_differences_name_tools_data_and_prompt():
     ]
     narrowed = {**stored, "config": {"runs": 1, "questions": ["q1"]}}
     assert resume_differences(stored, narrowed) == ["--question: the run set ran every question, this command q1"]
+    reordered = {**stored, "config": {"runs": 1, "questions": ["q2", "q1"]}}
+    assert resume_differences({**stored, "config": {"runs": 1, "questions": ["q1", "q2"]}}, reordered) == []
+    recorded_priced = {**stored, "config": {"runs": 1, "record": True, "price_per_million": [1.0, 2.0]}}
+    assert resume_differences(stored, recorded_priced) == [
+        "--record: the run set was not recorded; give the same --record",
+        "--price: the run set used None, this command [1.0, 2.0]",
+    ]
 
 
 async def test_resume_needs_a_run_set(tmp_path, gpu_design):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ class LocalModel:
     filename: str
     context_tokens: int = 16_384
     max_new_tokens: int = 512  # a tool call or an answer line; a small model's rambling stops here
+    request_timeout: float = 1800.0  # seconds per call: a long prompt takes minutes on 2 cores
 
     @property
     def path(self) -> Path:
@@ -45,6 +47,12 @@ LOCAL_MODELS = {
     "qwen2.5-coder-0.5b": LocalModel("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
 }
 GENERATOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
+
+
+def default_request_timeout(model: str, otherwise: float) -> float:
+    """A local model's own request timeout; `otherwise` for any other model."""
+    provider, _, name = model.partition("/")
+    return LOCAL_MODELS[name].request_timeout if provider == "local" and name in LOCAL_MODELS else otherwise
 
 
 def local_model(name: str) -> LocalModel:
@@ -77,11 +85,27 @@ def load(spec: LocalModel):
     )
 
 
-def generate(spec: LocalModel, request: dict[str, Any]) -> tuple[dict, float]:
-    """On the generator thread: the completion and its seconds (time queued behind others excluded)."""
-    started = time.perf_counter()
-    output = load(spec).create_chat_completion(**request)
-    return output, time.perf_counter() - started
+class EndWhenAbandoned:
+    """A llama-cpp-python logits processor: once the caller has given up on the call, only the
+    end-of-text token is left to sample, so generation ends at the next token. (Its chat API
+    drops a caller's stopping criteria; logits processors it passes on.)"""
+
+    def __init__(self) -> None:
+        self.abandoned = threading.Event()
+        self.end_token: int | None = None
+
+    def __call__(self, _input_ids: Any, scores: Any) -> Any:
+        if self.abandoned.is_set() and self.end_token is not None:
+            scores[:] = float("-inf")
+            scores[self.end_token] = 0.0
+        return scores
+
+
+def generate(spec: LocalModel, request: dict[str, Any], stop: EndWhenAbandoned) -> dict:
+    """On the generator thread."""
+    model = load(spec)
+    stop.end_token = model.token_eos()
+    return model.create_chat_completion(**request, logits_processor=stop)
 
 
 class LocalProvider(CustomLLM):
@@ -97,21 +121,25 @@ class LocalProvider(CustomLLM):
             "max_tokens": spec.max_new_tokens,
             "seed": 0,
         }
+        stop = EndWhenAbandoned()
         try:
-            output, seconds = await asyncio.get_running_loop().run_in_executor(GENERATOR, generate, spec, request)
+            output = await asyncio.get_running_loop().run_in_executor(GENERATOR, generate, spec, request, stop)
+        except asyncio.CancelledError:  # a timeout: free the generator thread for the next call
+            stop.abandoned.set()
+            raise
         except ValueError as error:  # llama-cpp-python's only word for a prompt too long
             if "exceed context window" not in str(error):
                 raise
             raise litellm.ContextWindowExceededError(
                 message=str(error), model=f"local/{model}", llm_provider="local") from None
         tool_names = [tool["function"]["name"] for tool in tools]
-        return to_model_response(model, output, tool_names, seconds)
+        return to_model_response(model, output, tool_names)
 
     def completion(self, *args: Any, **kwargs: Any):
         raise litellm.BadRequestError(message="local models are async-only", llm_provider="local", model="local")
 
 
-def to_model_response(model: str, output: dict, tool_names: list[str], seconds: float) -> ModelResponse:
+def to_model_response(model: str, output: dict, tool_names: list[str]) -> ModelResponse:
     text = output["choices"][0]["message"].get("content") or ""
     calls = parse_tool_calls(text, tool_names)
     message: dict[str, Any] = {"role": "assistant", "content": None if calls else text}
@@ -138,7 +166,6 @@ def to_model_response(model: str, output: dict, tool_names: list[str], seconds: 
             "total_tokens": usage.get("total_tokens", 0),
         },
     )
-    response._hidden_params["generation_seconds"] = seconds
     return response
 
 

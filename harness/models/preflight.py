@@ -42,5 +42,5 @@ def check_priced(model: str) -> None:
     if info.get("input_cost_per_token") is None or info.get("output_cost_per_token") is None:
         raise UserError(
             f"LiteLLM has no price for {model!r}, so --max-cost/--max-cost-per-run cannot be "
-            "enforced; drop the cost cap, or use a model LiteLLM prices"
+            "enforced; give its price with --price IN,OUT, drop the cost cap, or use a model LiteLLM prices"
         )

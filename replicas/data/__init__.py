@@ -36,8 +36,11 @@ def write_table(frame: pl.DataFrame, name: str) -> Path:
 @cache
 def data_hash(pattern: str = "*") -> str:
     """sha256 over the table files whose names match `pattern` (a glob; every table by default)."""
+    paths = sorted(DATA_DIR.glob(f"{pattern}.parquet"))
+    if not paths:
+        raise KeyError(f"no replica table matches {pattern!r}; tables: {', '.join(table_names())}")
     digest = hashlib.sha256()
-    for path in sorted(DATA_DIR.glob(f"{pattern}.parquet")):
+    for path in paths:
         digest.update(path.stem.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -41,6 +41,9 @@ class FundQuery(ListQuery):
     DEFAULT_SORT = RELEVANCE
 
 
+LARGEST_NUMBER = 1e12  # past any fund's figure; larger ones would overflow the integer columns
+
+
 def number(params: Mapping[str, str], name: str, label: str, example: str) -> float | None:
     raw = params.get(name, "").strip().replace(",", "")
     if not raw:
@@ -49,7 +52,7 @@ def number(params: Mapping[str, str], name: str, label: str, example: str) -> fl
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not value >= 0 or value == float("inf"):
+    if not 0 <= value <= LARGEST_NUMBER:
         raise BadQuery(f"{label} must be a number from 0, e.g. {example}; got {raw!r}.")
     return value
 

@@ -66,10 +66,13 @@ class ListQuery:
         return (self.sort, self.order) == (self.DEFAULT_SORT, "desc")
 
     def filters(self) -> dict[str, object]:
-        """The site's filters that are set (not empty), in field order; a ticked box is 1."""
+        """The site's filters that are set (not empty), in field order; a ticked box is 1.
+
+        Set means not None, "" or an unticked box; a 0 is a value (`0 in (False,)` is true in
+        Python, so the test is by identity)."""
         common = {"sort", "order", "page"}
         return {f.name: 1 if value is True else value for f in fields(self)
-                if f.name not in common and (value := getattr(self, f.name)) not in ("", None, False)}
+                if f.name not in common and not _unset(value := getattr(self, f.name))}
 
     def url(self, **changes: object) -> str:
         """This query as a link, with `changes`, leaving defaults out."""
@@ -147,3 +150,7 @@ def page_numbers(page: int, pages: int, around: int = 2) -> list[int | None]:
         numbers.append(number)
         previous = number
     return numbers
+
+
+def _unset(value: object) -> bool:
+    return value is None or value is False or value == ""
