@@ -55,7 +55,8 @@ async def test_a_tool_call_written_as_text_becomes_a_structured_call_marked_pars
     assert response._hidden_params["response_cost"] == 0.0
     assert fake.requests[0]["temperature"] == 0.0 and fake.requests[0]["tools"] == TOOLS
     scores = np.ones(4)  # the processor leaves a live call's scores alone
-    assert (fake.requests[0]["logits_processor"]([], scores) == 1).all()
+    (processor,) = fake.requests[0]["logits_processor"]
+    assert (processor([], scores) == 1).all()
 
 
 async def test_a_prompt_longer_than_the_context_is_a_context_window_error(fake_model):
@@ -79,7 +80,9 @@ async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
         def create_chat_completion(self, logits_processor, **request):
             started.set()
             while True:
-                scores = logits_processor([], np.ones(8))
+                scores = np.ones(8)
+                for processor in logits_processor:
+                    scores = processor([], scores)
                 if int(np.argmax(scores)) == 2 and scores[0] == -np.inf:
                     break
                 stopped.wait(0.01)

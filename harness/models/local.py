@@ -105,7 +105,7 @@ def generate(spec: LocalModel, request: dict[str, Any], stop: EndWhenAbandoned) 
     """On the generator thread."""
     model = load(spec)
     stop.end_token = model.token_eos()
-    return model.create_chat_completion(**request, logits_processor=stop)
+    return model.create_chat_completion(**request, logits_processor=[stop])  # it iterates the list
 
 
 class LocalProvider(CustomLLM):
