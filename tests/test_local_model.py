@@ -35,3 +35,29 @@ def test_one_question_in_each_arm_runs_live_records_and_replays(cli, tmp_path):
     assert code == 0, err
     code, out, _ = cli("regress", "--baseline", str(live), str(replayed))
     assert code == 0 and "OK: no regression" in out
+
+
+async def test_a_generation_given_up_on_ends_at_the_next_token(monkeypatch):
+    import asyncio
+
+    import litellm
+
+    import harness.models.local as local
+
+    spec = local_model(MODEL.split("/", 1)[1])
+    check_installed(spec)
+    await asyncio.to_thread(local.load, spec)  # loaded before the clock starts
+    consulted: list[bool] = []
+    original = local.EndWhenAbandoned.__call__
+
+    def spy(self, input_ids, scores):
+        consulted.append(self.abandoned.is_set())
+        return original(self, input_ids, scores)
+
+    monkeypatch.setattr(local.EndWhenAbandoned, "__call__", spy)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(5):
+            await litellm.acompletion(model=MODEL, messages=[
+                {"role": "user", "content": "Count from 1 to 400, one number per line."}])
+    await asyncio.get_running_loop().run_in_executor(local.GENERATOR, lambda: None)  # drained
+    assert consulted and consulted.count(True) == 1 and consulted[-1] is True
