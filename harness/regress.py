@@ -155,10 +155,12 @@ def groups_table(verdict: Verdict) -> Table:
         return "—" if s is None or not s.graded else f"{s.correct}/{s.graded} {percent(s.accuracy)}"
 
     def change(base: float | None, now: float | None, floor: float = 0.0) -> str:
-        base = None if base is None else max(base, floor)
-        if not base or now is None:
+        if base is None or now is None:
             return "—"
-        return f"{now / base - 1:+.0%}"
+        if now == base:
+            return "+0%"
+        base = base if base > 0 else floor  # as the gate measures it
+        return f"{now / base - 1:+.0%}" if base else "—"
 
     return Table(
         title="Regression check per set and arm",

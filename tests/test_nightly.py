@@ -1,4 +1,5 @@
 """The nightly workflow and the Makefile agree: every `make` target the workflow runs exists."""
+import json
 import re
 
 import yaml
@@ -16,3 +17,12 @@ def test_the_workflow_runs_make_targets_that_exist_and_uploads_the_reports():
     assert set(called) <= targets
     assert workflow[True]["schedule"]  # YAML 1.1 reads the key `on` as True
     assert any(step.get("uses", "").startswith("actions/upload-artifact") for step in steps)
+
+
+def test_the_recording_the_makefile_replays_is_committed_with_every_run():
+    makefile = (ROOT / "Makefile").read_text()
+    recording = ROOT / re.search(r"^RECORDING := (\S+)", makefile, flags=re.MULTILINE).group(1)
+    runs = (recording / "runs.jsonl").read_text().splitlines()
+    assert len(runs) == 20  # 10 GPU questions x 2 arms
+    assert sorted(p.stem for p in (recording / "recording").glob("*.jsonl")) == sorted(
+        json.loads(line)["run_id"] for line in runs)

@@ -102,3 +102,11 @@ def test_in_a_replay_any_flip_fails_even_within_the_noise():
     assert regress(runs(8), runs(7)).ok
     verdict = regress(runs(8), runs(7), exact=True)
     assert verdict.problems == ["1 question(s) flipped in a replay, which should reproduce every grade"]
+
+
+def test_the_table_shows_no_change_where_nothing_changed_even_at_zero_actions():
+    from harness.regress import groups_table
+
+    table = groups_table(regress(runs(0, actions=0, cost_usd=0.0), runs(0, actions=0, cost_usd=0.0)))
+    (row,) = table.rows
+    assert row[5:8] == ["+0%", "+0%", "+0%"] and row[-1] == "ok"
