@@ -15,7 +15,7 @@ from arms.browser import Browser, BrowserSession, PageView
 from arms.sandbox import ReplicaRoute
 from arms.tool_source import TypedTools, in_process_tools
 from arms.tools.browser_tools import browser_tools
-from arms.tools.web_tools import web_tools
+from arms.tools.web_tools import PythonTool, web_tools
 from harness.errors import UserError
 from replicas.serve import REPLICAS, ReplicaEndpoint, endpoint, ensure_replicas
 
@@ -111,6 +111,10 @@ class ArmEnvironment:
             target = self.endpoints.get(domain) or endpoint(domain)
             self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         return self._web[domain]
+
+    def sandbox_isolation(self) -> str:
+        """How the python tool is isolated on this machine: bwrap, or the weaker fallback."""
+        return next(tool.isolation for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
 
     def typed(self, name: str, domain: str) -> list[OfferedTool]:
         return self.typed_tools(domain) if name == "tooled" else []

@@ -119,6 +119,7 @@ async def _run_jobs(
     resources = resources_prompt(env.endpoints)
     prompt_digest = prompt_hash(config.budget, resources)
     manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints)
+    manifest["sandbox_isolation"] = env.sandbox_isolation()
     caller_for = _model_callers(config, jobs, store, manifest)
     previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
     done = {record.run_id for record in previous}

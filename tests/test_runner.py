@@ -4,6 +4,7 @@ import json
 import polars as pl
 import pytest
 
+from arms.sandbox import BWRAP
 from harness.report import summarize, summary_table
 from harness.plan import RunConfig, plan
 from harness.runner import run_set
@@ -38,6 +39,7 @@ async def test_manifest_names_model_commit_and_hashes(oracle_run):
     assert set(manifest["question_sets"]) == {"gpus/design", "gpus/heldout"}
     assert set(manifest["tool_manifests"]) == {"tooled/gpus"}
     assert manifest["data_hash"] == records[0].data_hash
+    assert manifest["sandbox_isolation"] == BWRAP  # this machine and CI have bubblewrap
     assert manifest["tool_manifests"]["tooled/gpus"] == records[0].tool_manifest_hash
 
 
