@@ -164,7 +164,7 @@ async def _loop(
             return
         message = response.choices[0].message
         tool_calls = list(message.tool_calls or [])
-        messages.append(_assistant_message(message.content, tool_calls))
+        messages.append(assistant_message(message.content, tool_calls))
         if not tool_calls:
             episode.final_message = message.content
             episode.answer = extract_answer(message.content)
@@ -244,7 +244,8 @@ def _is_empty(arguments: str | None) -> bool:
         return False
 
 
-def _assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
+def assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
+    """The model's turn as the loop sends it back (and as a recording stores it)."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = [

@@ -259,16 +259,17 @@ def regress(
     from harness.tables import to_rich
 
     base_store, store = open_run_set(baseline), open_run_set(run_set)
-    replayed = "replay_of" in read_manifest(store)  # deterministic: any flip is a regression
+    base_manifest, manifest = read_manifest(base_store), read_manifest(store)
+    replayed = "replay_of" in manifest  # deterministic: any flip is a regression
     verdict = judge(base_store.records(), store.records(),
                     Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
     if as_json:
         print(dumps(verdict.to_json()))
     else:
-        out.print(f"[bold]baseline[/bold] {baseline} (model {read_manifest(base_store).get('model', '?')}); "
-                  f"[bold]candidate[/bold] {run_set} (model {read_manifest(store).get('model', '?')})",
+        out.print(f"[bold]baseline[/bold] {baseline} (model {base_manifest.get('model', '?')}); "
+                  f"[bold]candidate[/bold] {run_set} (model {manifest.get('model', '?')})",
                   highlight=False)
-        for difference in manifest_differences(read_manifest(base_store), read_manifest(store)):
+        for difference in manifest_differences(base_manifest, manifest):
             out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
         for note in verdict.notes:
             out.print(f"[yellow]note:[/yellow] {note}", highlight=False)

@@ -114,37 +114,42 @@ def check_group(name: str, baseline: Side, candidate: Side | None, limits: Thres
     if candidate.accuracy < floor:
         problems.append(f"accuracy {percent(candidate.accuracy)} is below the baseline's 95% lower "
                         f"bound {percent(floor)} (baseline {baseline.correct}/{baseline.graded})")
-    if baseline.mean_cost_usd and candidate.mean_cost_usd is not None:
-        problems += _rise("mean cost", baseline.mean_cost_usd, candidate.mean_cost_usd, limits.max_cost_rise)
-    if baseline.mean_tokens and candidate.mean_tokens is not None:
-        problems += _rise("mean tokens", baseline.mean_tokens, candidate.mean_tokens, limits.max_tokens_rise)
-    if baseline.mean_actions is not None and candidate.mean_actions is not None:
-        problems += _rise("mean actions", max(baseline.mean_actions, 1.0), candidate.mean_actions,
-                          limits.max_actions_rise, shown=baseline.mean_actions)
+    for what, base, now, limit in (
+        ("mean cost", baseline.mean_cost_usd, candidate.mean_cost_usd, limits.max_cost_rise),
+        ("mean tokens", baseline.mean_tokens, candidate.mean_tokens, limits.max_tokens_rise),
+        ("mean actions", baseline.mean_actions, candidate.mean_actions, limits.max_actions_rise),
+    ):
+        rise = relative_change(base, now, ACTIONS_FLOOR if what == "mean actions" else 0.0)
+        if rise is not None and rise > limit:
+            problems.append(f"{what} rose {rise:+.0%} ({base:.4g} -> {now:.4g}), more than the allowed {limit:+.0%}")
     return GroupCheck(name, baseline, candidate, floor, problems)
 
 
-def _rise(what: str, base: float, now: float, limit: float, shown: float | None = None) -> list[str]:
-    rise = now / base - 1
-    if rise <= limit:
-        return []
-    return [f"{what} rose {rise:+.0%} ({shown if shown is not None else base:.4g} -> {now:.4g}), "
-            f"more than the allowed {limit:+.0%}"]
+ACTIONS_FLOOR = 1.0  # actions compare against at least one call, so a baseline of 0 still compares
+
+
+def relative_change(base: float | None, now: float | None, floor: float = 0.0) -> float | None:
+    """now / max(base, floor) - 1; None when either is unknown or the base is 0 (a free model's cost)."""
+    if base is None or now is None:
+        return None
+    if now == base:
+        return 0.0
+    base = max(base, floor)
+    return now / base - 1 if base else None
 
 
 def regress(
     baseline: list[RunRecord], candidate: list[RunRecord], limits: Thresholds = Thresholds(), *, exact: bool = False
 ) -> Verdict:
     key = attrgetter(*ARM_GROUP)
-    candidate_groups = dict(grouped(candidate, key))
+    baseline_groups, candidate_groups = dict(grouped(baseline, key)), dict(grouped(candidate, key))
     checks = [
         check_group("/".join(group), side(runs),
                     side(candidate_groups[group]) if group in candidate_groups else None, limits)
-        for group, runs in grouped(baseline, key)
+        for group, runs in baseline_groups.items()
     ]
-    baseline_groups = {group for group, _ in grouped(baseline, key)}
     notes = [f"{'/'.join(group)}: in the candidate only, not checked"
-             for group in sorted(candidate_groups.keys() - baseline_groups)]
+             for group in sorted(candidate_groups.keys() - baseline_groups.keys())]
     divergences = [(r.run_id, r.replay_divergence) for r in candidate if r.replay_divergence]
     flips = compare(baseline, candidate, "baseline", "candidate", RUN_SET_UNIT).flips
     return Verdict(checks, sorted(divergences), flips, exact, notes)
@@ -155,12 +160,8 @@ def groups_table(verdict: Verdict) -> Table:
         return "—" if s is None or not s.graded else f"{s.correct}/{s.graded} {percent(s.accuracy)}"
 
     def change(base: float | None, now: float | None, floor: float = 0.0) -> str:
-        if base is None or now is None:
-            return "—"
-        if now == base:
-            return "+0%"
-        base = base if base > 0 else floor  # as the gate measures it
-        return f"{now / base - 1:+.0%}" if base else "—"
+        rise = relative_change(base, now, floor)
+        return "—" if rise is None else f"{rise:+.0%}"
 
     return Table(
         title="Regression check per set and arm",
@@ -170,7 +171,7 @@ def groups_table(verdict: Verdict) -> Table:
              "—" if g.candidate is None else f"{g.candidate.infra_errors} (was {g.baseline.infra_errors})",
              change(g.baseline.mean_cost_usd, g.candidate and g.candidate.mean_cost_usd),
              change(g.baseline.mean_tokens, g.candidate and g.candidate.mean_tokens),
-             change(g.baseline.mean_actions, g.candidate and g.candidate.mean_actions, floor=1.0),
+             change(g.baseline.mean_actions, g.candidate and g.candidate.mean_actions, ACTIONS_FLOOR),
              "ok" if g.ok else "FAIL"]
             for g in verdict.groups
         ],

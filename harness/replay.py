@@ -25,6 +25,7 @@ from typing import Any
 import litellm
 from litellm import ModelResponse
 
+from harness.agent import assistant_message
 from harness.client import ModelCaller, ProviderFailure, served_by
 from harness.errors import UserError
 from harness.jsondiff import first_difference, parsed
@@ -189,9 +190,7 @@ def request_difference(line: dict[str, Any], sent: list[dict[str, Any]], tools, 
 def echo_difference(previous: dict[str, Any], echoed: dict[str, Any]) -> str | None:
     """How the model's previous turn, as the loop sent it back, differs from the recorded response."""
     message = previous["response"]["message"]
-    expected = {"role": "assistant", "content": message.get("content")}
-    if message.get("tool_calls"):
-        expected["tool_calls"] = message["tool_calls"]
+    expected = {key: message[key] for key in ("role", "content", "tool_calls") if key in message}
     where = first_difference(expected, echoed)
     return f"the model's previous turn, as sent back, differs at {where}" if where else None
 
@@ -215,13 +214,7 @@ def response_dict(response: Any) -> dict[str, Any]:
     """What a replay needs of a response: the message, finish reason, usage, cost and provider."""
     choice = response.choices[0]
     message = choice.message
-    recorded: dict[str, Any] = {"role": "assistant", "content": message.content}
-    if message.tool_calls:
-        recorded["tool_calls"] = [
-            {"id": call.id, "type": "function",
-             "function": {"name": call.function.name, "arguments": call.function.arguments}}
-            for call in message.tool_calls
-        ]
+    recorded = assistant_message(message.content, list(message.tool_calls or []))
     extra = getattr(message, "provider_specific_fields", None)
     if extra:
         recorded["provider_specific_fields"] = extra
