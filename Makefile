@@ -81,7 +81,7 @@ nightly-live: setup
 	else echo "no live baseline committed (results/baselines/live): nothing to regress against"; fi
 
 local-model: setup $(LOCAL_STAMP)
-	$(BIN)/python -m harness.models.weights
+	$(BIN)/python -m armbench.models.weights
 
 $(LOCAL_STAMP): $(STAMP)
 	bash .ci/system-packages --local-model

@@ -1,6 +1,6 @@
 """Latency of the browser tools: ~100 navigate / snapshot / click calls through `Tool.invoke`.
 
-Runs on the GPU replica (when `replicas.serve.ensure_replicas` exists) and on small pages served
+Runs on the GPU replica (when `armbench.replicas.serve.ensure_replicas` exists) and on small pages served
 here, so browser overhead and replica page weight can be told apart. Run
 `python benchmarks/browser_latency.py`; other scripts can import `measure`.
 """
@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from arms.browser import Browser
-from arms.tools.browser_tools import browser_tools
+from armbench.tools.browser import Browser
+from armbench.tools.browser_tools import browser_tools
 
 TARGET_P50_MS = 150.0
 WARMUP_ACTIONS = 6
@@ -59,7 +59,7 @@ def serve_local_pages() -> tuple[ThreadingHTTPServer, str]:
 
 def replica_start_url() -> str | None:
     try:
-        from replicas.serve import ensure_replicas
+        from armbench.replicas.serve import ensure_replicas
     except ImportError:
         return None
     return ensure_replicas(["gpus"])["gpus"].base_url + "/"

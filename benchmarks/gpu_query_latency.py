@@ -12,8 +12,8 @@ import statistics
 import time
 from typing import Any
 
-from arms.tools.gpu_query import AGGREGATABLE_FIELDS, FIELDS, GpuQuery, gpu_frame, kind_of
-from arms.tools.table_query import OPS_BY_KIND
+from armbench.domains.gpus.tools import AGGREGATABLE_FIELDS, FIELDS, GpuQuery, gpu_frame, kind_of
+from armbench.tools.table_query import OPS_BY_KIND
 
 TARGET_P50_MS = 1.0
 WARMUP_CALLS = 50

@@ -11,9 +11,9 @@ import asyncio
 import statistics
 import time
 
-from arms import ArmEnvironment
-from harness.agent import run_episode
-from harness.questions import load_sets
+from armbench.arms import ArmEnvironment
+from armbench.run.agent import run_episode
+from armbench.questions import load_sets
 
 REPEATS = 10
 

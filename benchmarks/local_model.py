@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.store import open_run_set
+from armbench.run.store import open_run_set
 
 PROMPT_TOKENS = 2048
 GENERATED_TOKENS = 64
@@ -30,7 +30,7 @@ def chat_text(step: dict) -> str:
 
 
 def measure_speed(run_set: Path) -> dict[str, float] | None:
-    from harness.models.local import LOCAL_MODELS, load
+    from armbench.models.local import LOCAL_MODELS, load
 
     try:
         import llama_cpp  # noqa: F401
@@ -55,7 +55,7 @@ def measure_speed(run_set: Path) -> dict[str, float] | None:
 
 
 def token_ratios(run_set: Path) -> list[tuple[str, int, int]]:
-    """(question, browsing tokens, tooled tokens) for each held-out GPU question run in both arms."""
+    """(question, browsing tokens, tooled tokens) for each held-out GPU question run in both armbench.arms."""
     tokens: dict[tuple[str, int], dict[str, int]] = {}
     for r in open_run_set(run_set).records():
         if r.domain == "gpus" and r.set == "heldout":

@@ -16,12 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.models.scripted import Turn
-from harness.models.scripts import play_solution
-from harness.plan import RunConfig
-from harness.questions import QuestionSet, load_sets
-from harness.runner import run_set
-from harness.store import RunSetStore
+from armbench.models.scripted import Turn
+from armbench.models.scripts import play_solution
+from armbench.run.plan import RunConfig
+from armbench.questions import QuestionSet, load_sets
+from armbench.run.runner import run_set
+from armbench.run.store import RunSetStore
 
 LATENCY = 1.0
 
@@ -61,7 +61,7 @@ def inspect_runs_per_second(question_sets: list[QuestionSet], epochs: int, concu
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import tool
 
-    from arms.tools.gpu_query import GpuQuery
+    from armbench.domains.gpus.tools import GpuQuery
 
     @tool
     def gpu_query():

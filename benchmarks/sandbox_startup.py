@@ -12,7 +12,7 @@ import statistics
 import time
 from typing import Any
 
-from arms.tools.web_tools import PythonTool
+from armbench.tools.web_tools import PythonTool
 
 RUNS = 20
 

@@ -8,9 +8,11 @@ import tempfile
 
 import pytest
 
-import harness.models  # noqa: F401  (registers the scripted provider)
-from harness.models.scripted import SCRIPTS
-from harness.questions import load_set_file, set_path
+import armbench.models  # noqa: F401  (registers the scripted provider)
+from armbench.models.scripted import SCRIPTS
+from armbench.questions import load_set_file, set_path
+from armbench.run.store import RunSetStore
+from tests.support.run_sets import build_two_arm_run_set
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def free_port() -> int:
 @pytest.fixture
 def replica_env(monkeypatch):
     """Replicas on free ports with a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
-    from replicas import serve
+    from armbench.replicas import serve
 
     directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
     os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
@@ -54,93 +56,10 @@ def replica_env(monkeypatch):
 @pytest.fixture(scope="session")
 async def arm_env():
     """One replica server and one browser for the whole session, as a run set has."""
-    from arms import ArmEnvironment
+    from armbench.arms import ArmEnvironment
 
     async with ArmEnvironment(["gpus"]) as env:
         yield env
-
-
-# --- a two-arm run set built record by record, with misses no scripted policy makes -------------
-
-from harness.store import RunRecord, RunSetStore  # noqa: E402
-
-HOSTILE = "<script>alert('pwned')</script> & <b>bold</b>"
-
-
-def make_record(**fields) -> RunRecord:
-    defaults = dict(
-        run_id="q.tooled.r0", question_id="q", domain="gpus", set="design", arm="tooled", repeat=0,
-        model="m", provider="p", answer="x", correct=True, outcome="fully_correct", miss_reason=None,
-        stop_reason="answered", error=None, error_kind=None, cost_usd=0.001, prompt_tokens=1000,
-        completion_tokens=100, actions=1, actions_by_tool={"gpu_query": 1}, tool_errors=0,
-        wall_seconds=2.0, model_seconds=1.5, tool_seconds=0.5, question_set_hash="a",
-        tool_manifest_hash="b", data_hash="c", prompt_hash="d", transcript_path="transcripts/none.jsonl",
-    )
-    defaults.update(fields)
-    if "run_id" not in fields:
-        defaults["run_id"] = f"{defaults['question_id']}.{defaults['arm']}.r{defaults['repeat']}"
-    return RunRecord(**defaults)
-
-
-def browsing_run(index: int, repeat: int, question) -> dict:
-    """Browsing misses questions 0 and 5 (out of budget) and question 1 once (wrong separator)."""
-    if index % 5 == 0:
-        return dict(answer=None, correct=False, outcome="no_answer", miss_reason="no_answer_budget",
-                    stop_reason="budget", actions=24, actions_by_tool={"browser": 20, "python": 4},
-                    cost_usd=0.03, prompt_tokens=30_000, completion_tokens=1_000)
-    calls = 10 + index
-    run = dict(answer=question.join_answer(question.answer), actions=calls,
-               actions_by_tool={"browser": calls - 2, "python": 2}, cost_usd=0.014,
-               prompt_tokens=12_000, completion_tokens=600)
-    if index == 1 and repeat == 0:
-        run.update(answer=", ".join(question.answer), correct=False, outcome="fully_incorrect",
-                   miss_reason="wrong_separator")
-    return run
-
-
-def tooled_run(index: int, repeat: int, question) -> dict:
-    """Tooled is right every time, but question 9's last repeat is an infra error."""
-    if index == 9 and repeat == 2:
-        return dict(answer=None, correct=None, outcome=None, stop_reason="infra_error",
-                    error="RateLimitError: scripted 429", error_kind="infra", actions=0,
-                    actions_by_tool={}, cost_usd=0.0, prompt_tokens=800, completion_tokens=0)
-    return dict(answer=question.join_answer(question.answer), actions=1 + index % 2,
-                actions_by_tool={"gpu_query": 1 + index % 2}, cost_usd=0.0011,
-                prompt_tokens=1_500, completion_tokens=120)
-
-
-def transcript(question, run: dict) -> list[dict]:
-    messages = [{"role": "system", "content": "You are a careful research agent."},
-                {"role": "user", "content": question.prompt()}]
-    for number, (tool, count) in enumerate(sorted(run["actions_by_tool"].items())):
-        for call in range(count):
-            call_id = f"call_{number}_{call}"
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": tool, "arguments": '{"q": "gpu"}'}}]})
-            messages.append({"role": "tool", "tool_call_id": call_id, "name": tool,
-                             "content": json.dumps({"rows": [{"name": HOSTILE}]})})
-    if run.get("answer"):
-        messages.append({"role": "assistant", "content": f"ANSWER: {run['answer']}"})
-    return messages
-
-
-def build_two_arm_run_set(directory, design, heldout, runs: int = 3) -> RunSetStore:
-    store = RunSetStore(directory)
-    store.create({"model": "scripted/fixture", "question_sets": {
-        design.key: design.content_hash(), heldout.key: heldout.content_hash()}})
-    questions = [(q, qs) for qs in (design, heldout) for q in qs.questions]
-    for index, (question, question_set) in enumerate(questions):
-        for arm, make in (("browsing", browsing_run), ("tooled", tooled_run)):
-            for repeat in range(runs):
-                run = make(index, repeat, question)
-                run_id = f"{question.id}.{arm}.r{repeat}"
-                path = store.write_transcript(run_id, transcript(question, run))
-                store.append(make_record(
-                    run_id=run_id, question_id=question.id, domain=question.domain, set=question.set,
-                    arm=arm, repeat=repeat, model="scripted/fixture",
-                    question_set_hash=question_set.content_hash(), transcript_path=path, **run,
-                ))
-    return store
 
 
 @pytest.fixture
@@ -151,7 +70,7 @@ def two_arm_run_set(tmp_path, gpu_design, gpu_heldout) -> RunSetStore:
 @pytest.fixture
 def cli(capsys):
     """`bench` in this process (no LiteLLM import per call): returns (exit code, stdout, stderr)."""
-    from harness.cli import main
+    from armbench.cli import main
 
     def invoke(*args: str) -> tuple[int, str, str]:
         try:
@@ -164,7 +83,7 @@ def cli(capsys):
         return code, captured.out, captured.err
 
     return invoke
-SERVE_GPUS = [sys.executable, "-m", "harness.cli", "mcp", "serve", "gpus"]
+SERVE_GPUS = [sys.executable, "-m", "armbench.cli", "mcp", "serve", "gpus"]
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.errors import UserError
-from harness.paths import QUESTIONS_DIR
-from harness.questions import (
+from armbench.errors import UserError
+from armbench.paths import QUESTIONS_DIR
+from armbench.questions import (
     AnswerExtraction,
     freeze,
     load_set_file,

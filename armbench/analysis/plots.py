@@ -1,0 +1,157 @@
+"""The report's figures as PNG bytes: cost vs accuracy, question x arm heatmap, actions per run.
+
+Rendered with matplotlib's Agg backend (pinned: no display, same pixels everywhere) through
+`Figure` objects, never pyplot's global state.
+"""
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass
+from operator import attrgetter
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from armbench.analysis.report import ReportRow, graded, grouped, summarize  # noqa: E402
+from armbench.run.store import RunRecord  # noqa: E402
+
+ARM_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str  # file stem: plots/<name>.png
+    title: str
+    png: bytes
+    note: str = ""  # what the figure leaves out, e.g. groups whose cost is unknown
+
+
+def colours(arms: list[str]) -> dict[str, str]:
+    """One colour per arm, the same in every figure of a run set."""
+    return {arm: ARM_COLOURS[i % len(ARM_COLOURS)] for i, arm in enumerate(sorted(set(arms)))}
+
+
+def to_png(figure: Figure) -> bytes:
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def say(axes, text: str) -> None:
+    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes, wrap=True)
+    axes.set_axis_off()
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both cost (lower) and accuracy (higher), by cost."""
+    front: list[tuple[float, float]] = []
+    for cost, accuracy in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not front or accuracy > front[-1][1]:
+            front.append((cost, accuracy))
+    return front
+
+
+def cost_accuracy(rows: list[ReportRow]) -> Plot:
+    title = "Cost vs accuracy"
+    figure = Figure(figsize=(7, 4.5))
+    axes = figure.add_subplot()
+    shown = [r for r in rows if r.accuracy is not None and r.mean_cost_usd is not None]
+    unknown = [f"{r.arm} {r.domain}/{r.set}" for r in rows if r.accuracy is not None and r.mean_cost_usd is None]
+    note = f"Cost unknown, not plotted: {', '.join(unknown)}." if unknown else ""
+    if not shown:
+        say(axes, "No group has a known cost: nothing to plot.")
+        return Plot("cost_accuracy", title, to_png(figure), note)
+    palette = colours([r.arm for r in rows])
+    markers = dict(zip(sorted({(r.domain, r.set) for r in shown}), "os^Dvp<>h*"))
+    for (domain, set_name), group in grouped(shown, attrgetter("domain", "set")):
+        front = pareto_front([(r.mean_cost_usd, r.accuracy) for r in group])
+        if len(front) > 1:
+            axes.plot(*zip(*front), linestyle="--", color="grey", linewidth=1, zorder=1)
+        for row in group:
+            colour = palette[row.arm]
+            axes.errorbar(
+                row.mean_cost_usd, row.accuracy,
+                yerr=[[row.accuracy - row.ci_low], [row.ci_high - row.accuracy]],
+                fmt=markers[(domain, set_name)], color=colour, capsize=3, markersize=8, zorder=2,
+                markerfacecolor=colour if (row.mean_cost_usd, row.accuracy) in front else "white",
+                label=f"{row.arm} · {domain}/{set_name}",
+            )
+    axes.set_xlabel("mean cost per task (USD)")
+    axes.set_ylabel("accuracy (Wilson 95% CI)")
+    axes.set_ylim(-0.05, 1.05)
+    right = max(max(r.mean_cost_usd for r in shown) * 1.1, 1e-4)
+    axes.set_xlim(-0.03 * right, right)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower right")
+    axes.set_title("Cost vs accuracy per set: filled = Pareto front, hollow = dominated", fontsize=10)
+    return Plot("cost_accuracy", title, to_png(figure), note)
+
+
+def text_colour(rgba: tuple[float, float, float, float]) -> str:
+    """Black on light cells, white on dark ones (relative luminance)."""
+    red, green, blue, _ = rgba
+    return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.45 else "white"
+
+
+def question_heatmap(records: list[RunRecord]) -> Plot:
+    arms = sorted({r.arm for r in records})
+    questions = sorted({(r.domain, r.set, r.question_id) for r in records})
+    figure = Figure(figsize=(2.2 + 1.3 * len(arms), 1.2 + 0.32 * max(len(questions), 1)))
+    axes = figure.add_subplot()
+    if not questions:
+        say(axes, "No runs.")
+        return Plot("question_heatmap", "Fraction correct per question and arm", to_png(figure))
+    cells = {
+        key: (sum(bool(r.correct) for r in runs), len(runs))
+        for key, runs in grouped(graded(records), attrgetter("domain", "set", "question_id", "arm"))
+    }
+    grid = [[cells.get((*q, arm)) for arm in arms] for q in questions]
+    values = [[float("nan") if c is None else c[0] / c[1] for c in row] for row in grid]
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#cccccc")
+    image = axes.imshow(values, cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for i, row in enumerate(grid):
+        for j, cell in enumerate(row):
+            label = "no graded run" if cell is None else f"{cell[0]}/{cell[1]}"
+            colour = "black" if cell is None else text_colour(cmap(values[i][j]))
+            axes.text(j, i, label, ha="center", va="center", fontsize=8, color=colour)
+    axes.set_xticks(range(len(arms)), arms)
+    axes.set_yticks(range(len(questions)), [q[2] for q in questions], fontsize=8)
+    axes.xaxis.tick_top()
+    figure.colorbar(image, ax=axes, label="fraction correct", shrink=0.8)
+    missing = sum(cell is None for row in grid for cell in row)
+    note = f"{missing} cell(s) have no graded run (grey)." if missing else ""
+    return Plot("question_heatmap", "Fraction correct per question and arm", to_png(figure), note)
+
+
+def actions_histogram(records: list[RunRecord]) -> Plot:
+    figure = Figure(figsize=(7, 3.8))
+    axes = figure.add_subplot()
+    done = graded(records)
+    if not done:
+        say(axes, "No graded runs.")
+        return Plot("actions", "Actions per run", to_png(figure))
+    arms = sorted({r.arm for r in done})
+    palette = colours([r.arm for r in records])
+    width = 0.8 / len(arms)
+    for index, arm in enumerate(arms):
+        counts = Counter(r.actions for r in done if r.arm == arm)
+        xs = sorted(counts)
+        axes.bar([x - 0.4 + width * (index + 0.5) for x in xs], [counts[x] for x in xs],
+                 width=width, color=palette[arm], label=arm)
+    axes.set_xlabel("actions (tool calls) in the run")
+    axes.set_ylabel("runs")
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    axes.legend()
+    axes.set_title("Actions per run (graded runs)")
+    return Plot("actions", "Actions per run", to_png(figure))
+
+
+def all_plots(records: list[RunRecord]) -> list[Plot]:
+    return [cost_accuracy(summarize(records)), question_heatmap(records), actions_histogram(records)]

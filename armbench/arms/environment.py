@@ -1,0 +1,135 @@
+"""What arms need from a run set: the domains' replicas running and one browser.
+
+Started once per run set (`async with ArmEnvironment(domains) as env`), it hands each run its own
+arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
+run, plus the stateless python/http_get tools and the domain's typed tools.
+"""
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from armbench.tools.base import Arm, OfferedTool, Tool
+from armbench.tools.browser import Browser, BrowserSession, PageView
+from armbench.tools.sandbox import ReplicaRoute
+from armbench.arms.tool_source import TypedTools, in_process_tools
+from armbench.tools.browser_tools import browser_tools
+from armbench.tools.web_tools import PythonTool, web_tools
+from armbench.errors import UserError
+from armbench.domains import domain as find_domain
+from armbench.replicas.serve import ReplicaEndpoint, endpoint, ensure_replicas
+
+ARM_NAMES = ("browsing", "tooled")
+
+
+class LazySession:
+    """A run's browser session, opened on the run's first browser action.
+
+    A browser context costs a few hundred milliseconds to open and close; runs that never browse
+    (most tooled runs) should not pay for it.
+    """
+
+    def __init__(self, browser: Browser, origins: list[str]):
+        self._browser = browser
+        self._origins = origins
+        self._session: BrowserSession | None = None
+
+    @property
+    def opened(self) -> bool:
+        return self._session is not None
+
+    async def _open(self) -> BrowserSession:
+        if self._session is None:
+            self._session = await self._browser.new_session(self._origins)
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def navigate(self, url: str) -> PageView:
+        return await (await self._open()).navigate(url)
+
+    async def snapshot(self) -> PageView:
+        return await (await self._open()).snapshot()
+
+    async def click(self, ref: str) -> PageView:
+        return await (await self._open()).click(ref)
+
+    async def type(self, ref: str, text: str, submit: bool = False) -> PageView:
+        return await (await self._open()).type(ref, text, submit)
+
+    async def select(self, ref: str, value: str) -> PageView:
+        return await (await self._open()).select(ref, value)
+
+    async def back(self) -> PageView:
+        return await (await self._open()).back()
+
+
+def check_arm(name: str, domain: str) -> None:
+    if name not in ARM_NAMES:
+        raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARM_NAMES)}")
+    find_domain(domain)  # refuses an unknown domain
+
+
+def arm_tools(
+    name: str, session: LazySession | None, web: list[Tool], typed: list[OfferedTool]
+) -> list[OfferedTool]:
+    """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
+    tools: list[OfferedTool] = [*browser_tools(session), *web]
+    return tools + typed if name == "tooled" else tools
+
+
+def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
+    """The replica addresses every arm is told about (same words for every arm)."""
+    return "\n".join(
+        f"- {find_domain(domain).title}: {target.base_url}/" for domain, target in sorted(endpoints.items())
+    )
+
+
+class ArmEnvironment:
+    def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools):
+        """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP)."""
+        self.domains = sorted(set(domains))
+        self.typed_tools = typed_tools
+        self.endpoints: dict[str, ReplicaEndpoint] = {}
+        self.browser: Browser | None = None
+        self._web: dict[str, list[Tool]] = {}
+
+    async def __aenter__(self) -> ArmEnvironment:
+        self.endpoints = await asyncio.to_thread(ensure_replicas, [find_domain(d).replica for d in self.domains])
+        self.browser = await Browser().start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.browser is not None:
+            await self.browser.close()
+
+    def web(self, domain: str) -> list[Tool]:
+        if domain not in self._web:
+            target = self.endpoints.get(domain) or endpoint(find_domain(domain).replica)
+            self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
+        return self._web[domain]
+
+    def sandbox_isolation(self) -> str:
+        """How the python tool is isolated on this machine: bwrap, or the weaker fallback."""
+        return next(tool.isolation for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
+
+    def typed(self, name: str, domain: str) -> list[OfferedTool]:
+        return self.typed_tools(domain) if name == "tooled" else []
+
+    def template(self, name: str, domain: str) -> Arm:
+        """The arm's tools without a live browser: enough for schemas and the manifest hash."""
+        check_arm(name, domain)
+        return Arm(name, arm_tools(name, None, self.web(domain), self.typed(name, domain)))
+
+    @asynccontextmanager
+    async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
+        check_arm(name, domain)
+        assert self.browser is not None, "use `async with ArmEnvironment(...)`"
+        session = LazySession(self.browser, [self.endpoints[domain].base_url])
+        try:
+            yield Arm(name, arm_tools(name, session, self.web(domain), self.typed(name, domain)))
+        finally:
+            await session.close()

@@ -1,0 +1,461 @@
+"""The `bench` command line: parse, call, print. Logic lives in the modules it calls."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from armbench.errors import UserError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="armbench: does a typed query tool help an LLM agent, compared with browsing?",
+)
+questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
+data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
+replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on tests.support.loopback.")
+mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
+app.add_typer(questions_app, name="questions")
+app.add_typer(data_app, name="data")
+app.add_typer(replicas_app, name="replicas")
+app.add_typer(mcp_app, name="mcp")
+
+# Rich falls back to 80 columns when piped; the report table needs more to stay readable.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, soft_wrap=True)
+
+ALL = "all"
+
+
+def expand(value: str, choices: list[str], what: str) -> list[str]:
+    names = choices if value == ALL else [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [name for name in names if name not in choices]
+    if unknown:
+        raise UserError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from: {', '.join(choices)}, all")
+    return names
+
+
+def comma_list(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def parse_price(value: str | None) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    try:
+        prices = tuple(float(part) for part in value.split(","))
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or not all(math.isfinite(p) and p >= 0 for p in prices):
+        raise UserError(f"--price takes IN,OUT: dollars per million input and output tokens, e.g. 0.15,0.60 (got {value!r})")
+    return prices
+
+
+def positive(value: float | None, flag: str) -> None:
+    if value is not None and value <= 0:
+        raise UserError(f"{flag} must be more than 0 (got {value:g})")
+
+
+# Options shared by `run` and `doctor`.
+ProviderOrder = Annotated[Optional[str], typer.Option(
+    help="OpenRouter only: providers to try first, comma list (sent as provider.order).")]
+ProviderIgnore = Annotated[Optional[str], typer.Option(
+    help="OpenRouter only: providers never to use, comma list (sent as provider.ignore).")]
+RequestTimeout = Annotated[Optional[float], typer.Option(
+    help="Seconds one model call may take before it counts as a (retried) timeout "
+    "[default: 120; 60 for doctor; 1800 for a local model].")]
+MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a transient provider error per call.")]
+
+
+@app.command()
+def run(
+    model: Annotated[str, typer.Option(help="LiteLLM model string, e.g. openai/gpt-4o-mini or scripted/oracle.")],
+    arm: Annotated[str, typer.Option(help="Arm name, comma list, or 'all'.")] = ALL,
+    set_: Annotated[str, typer.Option("--set", help="design, heldout, comma list, or 'all'.")] = ALL,
+    domain: Annotated[str, typer.Option(help="Domain name, comma list, or 'all'.")] = ALL,
+    runs: Annotated[int, typer.Option(min=1, help="Repeats of each question per arm.")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
+    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = 24,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        help="Continue a stopped run set in this folder: finished runs are kept, the rest are run.")] = None,
+    allow_unlocked: Annotated[bool, typer.Option(help="Run question sets that differ from questions.lock.")] = False,
+    rpm: Annotated[Optional[int], typer.Option(min=1, help="Model calls per minute to the provider.")] = None,
+    max_retries: MaxRetries = 4,
+    retry_base_delay: Annotated[float, typer.Option(
+        min=0, help="Seconds before the first retry; doubles each retry, with jitter.")] = 1.0,
+    request_timeout: RequestTimeout = None,
+    run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time per run.")] = None,
+    max_tokens_per_run: Annotated[Optional[int], typer.Option(min=1, help="Token cap per run.")] = None,
+    max_cost_per_run: Annotated[Optional[float], typer.Option(help="Dollar cap per run.")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(help="Dollar cap for the run set.")] = None,
+    max_infra_errors: Annotated[Optional[int], typer.Option(
+        min=0, help="Fail the run set (exit 1) once more than this many runs are infra errors.")] = None,
+    provider_order: ProviderOrder = None,
+    provider_ignore: ProviderIgnore = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    tools: Annotated[Optional[str], typer.Option(
+        help="The tooled arm's typed tools from an MCP server: mcp:COMMAND (stdio) or mcp:URL (streamable HTTP).")] = None,
+    question: Annotated[Optional[str], typer.Option(
+        help="Only these question ids, comma list (default: every question of the sets).")] = None,
+    record: Annotated[bool, typer.Option(
+        help="Record every model request and response, so the run set can be replayed with --model replay/DIR.")] = False,
+    price: Annotated[Optional[str], typer.Option(
+        metavar="IN,OUT", help="Dollars per million input and output tokens, for a model LiteLLM does not price "
+        "(a local model defaults to 0,0).")] = None,
+) -> None:
+    """Run question sets through arms with a model, grade every run, and print the report.
+
+    --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
+    tools run for real, and each run records where its requests first differ from the recording."""
+    from armbench.models.client import provider_routing
+    from armbench.models.litellm_setup import register_price
+    from armbench.models.local import default_request_timeout
+    from armbench.models.preflight import check_model, check_priced
+    from armbench.paths import RESULTS_DIR
+    from armbench.run.plan import RunConfig
+    from armbench.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
+    from armbench.models.replay import is_replay
+    from armbench.models.retry import RetryPolicy
+    from armbench.run.runner import RunSetFailed, known_arms, run_set
+    from armbench.run.store import RunSetStore
+
+    if request_timeout is None:
+        request_timeout = default_request_timeout(model, 120.0)
+    arms = expand(arm, known_arms(), "arm")
+    sets = expand(set_, list(SET_NAMES), "set")
+    domains = expand(domain, available_domains(), "domain")
+    if resume and out_dir and resume.resolve() != out_dir.resolve():
+        raise UserError("--resume names the run set folder; leave out --out, or give the same folder")
+    for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
+                        (max_cost_per_run, "--max-cost-per-run"), (max_cost, "--max-cost")]:
+        positive(value, flag)
+    if tools and len(domains) > 1:
+        raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
+    check_model(model)
+    prices = parse_price(price)
+    if prices:
+        register_price(model, *prices)
+    if record and is_replay(model):
+        raise UserError("--record records a model's replies; a replay has none of its own to record")
+    if max_cost is not None or max_cost_per_run is not None:
+        check_priced(model)
+    routing = provider_routing(model, comma_list(provider_order), comma_list(provider_ignore))
+    question_sets = load_sets(domains, sets if set_ != ALL else None)
+    if not question_sets:
+        raise UserError("no question sets match --domain/--set")
+    only = comma_list(question)
+    unknown = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
+    if unknown:
+        raise UserError(f"no question {', '.join(map(repr, unknown))} in the chosen --domain/--set")
+    drift = unlocked_sets(question_sets)
+    if drift and not allow_unlocked:
+        raise UserError(
+            f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
+            "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
+        )
+    target = resume or out_dir or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    store = RunSetStore(target)
+    config = RunConfig(
+        model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
+        retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
+        request_timeout=request_timeout, run_timeout=run_timeout,
+        max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
+        max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
+        questions=tuple(only), record=record, price_per_million=prices,
+    )
+    try:
+        result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
+                                     show_progress=not quiet))
+    except RunSetFailed as failed:
+        print_report(target)
+        err.print(f"[bold red]failed:[/bold red] {failed}", highlight=False)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished runs are kept in {store.runs_path}; "
+                  f"continue with the same command and --resume {target}")
+        raise typer.Exit(130) from None
+    print_report(target)
+    print_run_summary(result)
+
+
+def print_run_summary(result) -> None:
+    done = len(result.records)
+    infra = sum(r.error_kind == "infra" for r in result.records)
+    retried = sum(r.retries for r in result.records)
+    earlier = f" ({result.already_done} were done before this resume)" if result.already_done else ""
+    err.print(f"{done} runs finished now{earlier}, {result.planned} planned; {infra} infra errors, "
+              f"{retried} retried provider calls", highlight=False)
+    diverged = [r.run_id for r in result.records if r.replay_divergence]
+    if diverged:
+        err.print(f"[yellow]replay:[/yellow] {len(diverged)} run(s) diverged from the recording "
+                  f"({', '.join(diverged[:5])}{' …' if len(diverged) > 5 else ''}); `bench regress` names each step",
+                  highlight=False)
+    flagged = [r.run_id for r in result.records if r.empty_tool_args]
+    if flagged:
+        err.print(f"[yellow]warning:[/yellow] {len(flagged)} runs got tool calls with empty arguments "
+                  f"for tools that require some ({', '.join(flagged[:5])}{' …' if len(flagged) > 5 else ''}); "
+                  "the provider may be dropping them: check with `bench doctor`", highlight=False)
+    if result.halted:
+        err.print(f"[yellow]stopped early:[/yellow] {result.halted}", highlight=False)
+
+
+@app.command()
+def doctor(
+    model: Annotated[str, typer.Option(help="LiteLLM model string to check.")],
+    provider_order: ProviderOrder = None,
+    provider_ignore: ProviderIgnore = None,
+    request_timeout: RequestTimeout = None,
+    max_retries: MaxRetries = 2,
+) -> None:
+    """Probe a provider: does a tool call with a required argument survive the round trip?"""
+    from armbench.models.client import ModelClient, provider_routing
+    from armbench.doctor import run_probe
+    from armbench.models.local import default_request_timeout
+    from armbench.models.preflight import check_model
+    from armbench.models.retry import RetryPolicy
+
+    if request_timeout is None:
+        request_timeout = default_request_timeout(model, 60.0)
+    positive(request_timeout, "--request-timeout")
+    check_model(model)
+    client = ModelClient(
+        model,
+        provider_routing(model, comma_list(provider_order), comma_list(provider_ignore)),
+        RetryPolicy(max_retries=max_retries),
+        request_timeout,
+    )
+    checks = asyncio.run(run_probe(client))
+    for check in checks:
+        out.print(check.line(), highlight=False)
+    if not all(check.ok for check in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+def regress(
+    run_set: Annotated[Path, typer.Argument(help="The run set to judge (e.g. tonight's replay or live run).")],
+    baseline: Annotated[Path, typer.Option(help="The run set it must not fall behind (e.g. the committed recording).")],
+    max_cost_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean cost per run (0.25 = 25%).")] = 0.25,
+    max_tokens_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean tokens per run.")] = 0.25,
+    max_actions_rise: Annotated[float, typer.Option(min=0, help="Allowed rise of mean actions per run.")] = 0.25,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Exit 1 when RUN_SET regresses against --baseline: accuracy below the baseline's noise, cost,
+    tokens or actions up beyond a threshold, more infra errors, or a replay that diverged or flipped
+    a grade. Exit 0 otherwise."""
+    from armbench.analysis.compare import manifest_differences
+    from armbench.analysis.publish import dumps, read_manifest
+    from armbench.analysis.regress import Thresholds, flips_table, groups_table, regress as judge
+    from armbench.run.store import open_run_set
+    from armbench.analysis.tables import to_rich
+
+    base_store, store = open_run_set(baseline), open_run_set(run_set)
+    base_manifest, manifest = read_manifest(base_store), read_manifest(store)
+    replayed = "replay_of" in manifest  # deterministic: any flip is a regression
+    verdict = judge(base_store.records(), store.records(),
+                    Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
+    if as_json:
+        print(dumps(verdict.to_json()))
+    else:
+        out.print(f"[bold]baseline[/bold] {baseline} (model {base_manifest.get('model', '?')}); "
+                  f"[bold]candidate[/bold] {run_set} (model {manifest.get('model', '?')})",
+                  highlight=False)
+        for difference in manifest_differences(base_manifest, manifest):
+            out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
+        for note in verdict.notes:
+            out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+        out.print(to_rich(groups_table(verdict)))
+        if verdict.flips:
+            out.print(to_rich(flips_table(verdict)))
+        for run_id, divergence in verdict.divergences[:MAX_LISTED]:
+            out.print(f"[red]diverged[/red] {run_id}: {divergence}", highlight=False)
+        if len(verdict.divergences) > MAX_LISTED:
+            out.print(f"… and {len(verdict.divergences) - MAX_LISTED} more diverged runs", highlight=False)
+        for problem in verdict.problems:
+            out.print(f"[bold red]REGRESSION[/bold red] {problem}", highlight=False)
+        if verdict.ok:
+            out.print("[bold green]OK[/bold green]: no regression against the baseline", highlight=False)
+    if not verdict.ok:
+        raise typer.Exit(1)
+
+
+MAX_LISTED = 10
+
+
+@app.command()
+def report(
+    run_sets: Annotated[list[Path], typer.Argument(help="A run set folder; give two (A then B) to compare them.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
+) -> None:
+    """Print a run set's tables and write report.md, report.html and plots beside it; or compare two run sets."""
+    if len(run_sets) > 2:
+        raise UserError("give one run set to report on, or two to compare")
+    if len(run_sets) == 2:
+        compare_run_sets(*run_sets, as_json=as_json)
+    elif as_json:
+        from armbench.analysis.publish import as_json as report_json, dumps
+        from armbench.run.store import open_run_set
+
+        print(dumps(report_json(open_run_set(run_sets[0]).records())))
+    else:
+        print_report(run_sets[0])
+
+
+def print_report(run_set: Path) -> None:
+    from armbench.analysis.publish import title_of, write_report
+    from armbench.run.store import open_run_set
+    from armbench.analysis.tables import to_rich
+
+    store = open_run_set(run_set)
+    tables, written = write_report(store)
+    out.print(f"[bold]{title_of(store)}[/bold]", highlight=False)
+    for table in tables:
+        out.print(to_rich(table))
+    out.print("report written to " + ", ".join(str(path) for path in written), highlight=False)
+
+
+def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
+    from armbench.analysis.compare import compare_run_sets as compare, manifest_differences, run_set_labels
+    from armbench.analysis.publish import dumps, read_manifest
+    from armbench.run.store import open_run_set
+    from armbench.analysis.tables import to_rich
+
+    store_a, store_b = open_run_set(a), open_run_set(b)
+    manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
+    name_a, name_b = run_set_labels(a, b)
+    differences = manifest_differences(manifest_a, manifest_b)
+    comparison = compare(store_a.records(), store_b.records(), name_a, name_b)
+    if as_json:
+        print(dumps({"run_set_a": str(a), "run_set_b": str(b), "differences": differences, **comparison.to_json()}))
+        return
+    out.print(f"[bold]A = {name_a}[/bold]: {a} (model {manifest_a.get('model', '?')})", highlight=False)
+    out.print(f"[bold]B = {name_b}[/bold]: {b} (model {manifest_b.get('model', '?')})", highlight=False)
+    for difference in differences:
+        out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
+    for table in comparison.tables():
+        out.print(to_rich(table))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run id, e.g. gpus-heldout-03.tooled.r1.")],
+    run_set: Annotated[Optional[Path], typer.Option(help="The run set holding it (default: the newest under results/ that does).")] = None,
+    full: Annotated[bool, typer.Option(help="Show system prompts and tool results in full.")] = False,
+) -> None:
+    """Show one run's transcript: messages, tool calls and results, the answer and its grade."""
+    from armbench.paths import RESULTS_DIR
+    from armbench.analysis.show import render
+    from armbench.analysis.transcript import locate, read_turns, reference_answer
+
+    store, record = locate(run_id, run_set, RESULTS_DIR)
+    out.print(render(record, read_turns(store.directory, record), reference_answer(record), full=full))
+
+
+@questions_app.command("verify")
+def questions_verify() -> None:
+    """Re-derive every reference answer from the replica data; name each mismatch."""
+    from armbench.questions import load_sets, verify
+
+    question_sets = load_sets()
+    problems = verify(question_sets)
+    for problem in problems:
+        err.print(f"[red]MISMATCH[/red] {problem}", highlight=False)
+    count = sum(len(qs.questions) for qs in question_sets)
+    if problems:
+        err.print(f"{len(problems)} problem(s) in {count} questions")
+        raise typer.Exit(1)
+    out.print(f"all {count} references re-derived from the data and match")
+
+
+@questions_app.command("freeze")
+def questions_freeze() -> None:
+    """Verify every set, then write each set's hash to questions/questions.lock."""
+    from armbench.paths import LOCK_FILE
+    from armbench.questions import freeze, load_sets, verify
+
+    question_sets = load_sets()
+    problems = verify(question_sets)
+    if problems:
+        raise UserError("refusing to freeze sets that do not verify:\n" + "\n".join(problems))
+    freeze(question_sets)
+    out.print(f"froze {', '.join(qs.key for qs in question_sets)} in {LOCK_FILE}")
+
+
+@questions_app.command("list")
+def questions_list() -> None:
+    """List every question set with its size and lock state."""
+    from armbench.questions import load_sets, unlocked_sets
+
+    question_sets = load_sets()
+    drift = set(unlocked_sets(question_sets))
+    for qs in question_sets:
+        state = "UNLOCKED" if qs.key in drift else "locked"
+        out.print(f"{qs.key:24} {len(qs.questions):3} questions  {state}")
+
+
+@data_app.command("build")
+def data_build(
+    source: Annotated[Optional[Path], typer.Option(help="The shared data folder.")] = None,
+) -> None:
+    """Rebuild every domain's Parquet tables from the shared CSV files."""
+    from armbench.domains import DOMAINS
+    from armbench.paths import SHARED_DATA_DIR
+
+    shared = source or SHARED_DATA_DIR
+    missing = [name for name in DOMAINS if not (shared / name).is_dir()]
+    if missing:
+        raise UserError(f"shared data folder {shared} lacks {', '.join(missing)}; pass --source")
+    for entry in DOMAINS.values():
+        for path in entry.build_tables(shared):
+            out.print(f"wrote {path}")
+
+
+@replicas_app.command("serve")
+def replicas_serve(
+    domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
+) -> None:
+    """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
+    from armbench.domains import DOMAINS
+    from armbench.domains import domain as find_domain
+    from armbench.replicas.serve import endpoint, serve_forever
+
+    replicas = [find_domain(name).replica for name in domain or DOMAINS]  # an unknown domain stops here
+    for target in map(endpoint, replicas):
+        out.print(f"{target.domain}: {target.base_url}/  (socket {target.socket_path})")
+    serve_forever(replicas)
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    domain: Annotated[str, typer.Argument(help="The domain whose typed tools to serve, e.g. gpus.")],
+    http: Annotated[Optional[int], typer.Option(
+        min=0, max=65535, metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT (0: any free port).")] = None,
+) -> None:
+    """Serve DOMAIN's typed tools over MCP: stdio by default, streamable HTTP with --http."""
+    from armbench.arms.mcp_server import serve
+
+    try:
+        serve(domain, http, announce=lambda url: err.print(f"serving {domain} tools at {url}", highlight=False))
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=True)
+    except UserError as error:
+        err.print(f"[bold red]error:[/bold red] {error}", highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""DOMAINS: the only registry of domains. Adding a domain = its folder here + one line below
+(+ its question files). `ARMBENCH_DOMAINS=pkg.one,pkg.two` adds importable domain packages from
+outside the project (each defines `DOMAIN`), in this process and in the replica servers it starts.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from armbench.domains.funds import DOMAIN as FUNDS
+from armbench.domains.gpus import DOMAIN as GPUS
+from armbench.domains.spec import Domain
+from armbench.domains.worldbank import DOMAIN as WORLDBANK
+from armbench.errors import UserError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["DOMAINS", "Domain", "data_hash", "domain", "register", "tables"]
+
+EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
+
+DOMAINS: dict[str, Domain] = {d.name: d for d in (GPUS, WORLDBANK, FUNDS)}
+
+
+def register(new: Domain) -> None:
+    """Add a domain to DOMAINS (its name and port offset must be free)."""
+    clash = next((d for d in DOMAINS.values() if d.name == new.name or d.port_offset == new.port_offset), None)
+    if clash is not None and clash != new:
+        raise UserError(f"domain {new.name!r} (port offset {new.port_offset}) clashes with {clash.name!r} "
+                        f"(port offset {clash.port_offset})")
+    DOMAINS[new.name] = new
+
+
+def _register_extra() -> None:
+    for module in filter(None, (m.strip() for m in os.environ.get(EXTRA_DOMAINS_ENV, "").split(","))):
+        try:
+            register(importlib.import_module(module).DOMAIN)
+        except (ImportError, AttributeError) as error:
+            raise UserError(f"{EXTRA_DOMAINS_ENV}: cannot load a DOMAIN from {module!r} ({error})") from None
+
+
+_register_extra()
+
+
+def domain(name: str) -> Domain:
+    found = DOMAINS.get(name)
+    if found is None:
+        raise UserError(f"no domain {name!r}; domains: {', '.join(DOMAINS)}")
+    return found
+
+
+def data_hash(names: Iterable[str]) -> str:
+    """The data hash of these domains' tables: adding or rebuilding another domain's data leaves a
+    run set's hash, its resume and its recording's comparisons alone."""
+    hashes = [domain(name).tables.hash() for name in sorted(set(names))]
+    return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
+
+
+def tables() -> dict[str, pl.DataFrame]:
+    """Every domain's tables by table name (what question derivations query)."""
+    found: dict[str, pl.DataFrame] = {}
+    for entry in DOMAINS.values():
+        for name in entry.tables.names():
+            if name in found:
+                raise UserError(f"table {name!r} of domain {entry.name!r} has the name of another domain's table")
+            found[name] = entry.tables.load(name)
+    return found

@@ -1,0 +1,1 @@
+"""The funds tables' builder, their Parquet files and DATA.md (provenance)."""

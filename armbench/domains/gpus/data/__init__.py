@@ -1,0 +1,1 @@
+"""The gpus tables' builder, their Parquet files and DATA.md (provenance)."""

@@ -1,0 +1,1 @@
+"""The worldbank tables' builder, their Parquet files and DATA.md (provenance)."""

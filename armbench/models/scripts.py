@@ -1,0 +1,94 @@
+"""Built-in scripts: the oracle (a reference policy, not a language model) and provider faults."""
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import litellm
+
+from armbench.doctor import PROBE_TOOL, probe_word
+from armbench.models.scripted import Reply, ScriptedToolCall, Turn, register_script
+from armbench.questions import Question, Solution, load_sets
+
+ORACLE_PREFERENCE = ("tooled", "browsing")
+
+
+@cache
+def questions_by_prompt() -> dict[str, Question]:
+    return {q.prompt(): q for qs in load_sets() for q in qs.questions}
+
+
+def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
+    """The first stored solution whose tools are all offered in this arm."""
+    for arm in ORACLE_PREFERENCE:
+        solution = question.solutions.get(arm)
+        if solution and all(call.tool in tool_names for call in solution.calls):
+            return solution
+    return None
+
+
+def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | None = None) -> Reply:
+    """Make the solution's next tool call; after the last, answer from the last tool result."""
+    if PROBE_TOOL in turn.tool_names:
+        return play_probe(turn, drop_arguments=drop_arguments)
+    question = questions_by_prompt().get(turn.user_prompt)
+    solution = pick_solution(question, turn.tool_names) if question else None
+    if question is None or solution is None:
+        return Reply(text="I have no stored solution for this question with these tools.")
+    results = turn.tool_results()
+    if len(results) < len(solution.calls):
+        call = solution.calls[len(results)]
+        return Reply(tool_calls=[ScriptedToolCall(call.tool, {} if drop_arguments else call.args)])
+    try:
+        items = solution.answer.apply(json.loads(results[-1]))
+    except (ValueError, KeyError, TypeError) as error:
+        return Reply(text=f"The tool result did not have the expected shape: {error}")
+    return Reply(text="ANSWER: " + question.join_answer(items, separator))
+
+
+def play_probe(turn: Turn, *, drop_arguments: bool = False) -> Reply:
+    """`bench doctor`'s probe, played like a question: call the probe tool with the word the
+    prompt gives, then answer with the code from the tool's result."""
+    results = turn.tool_results()
+    if not results:
+        arguments = {} if drop_arguments else {"word": probe_word(turn.user_prompt)}
+        return Reply(tool_calls=[ScriptedToolCall(PROBE_TOOL, arguments)])
+    try:
+        code = json.loads(results[-1])["code"]
+    except (ValueError, KeyError, TypeError):
+        return Reply(text="The probe tool's result has no code.")
+    return Reply(text=f"ANSWER: {code}")
+
+
+@register_script("oracle")
+def oracle(turn: Turn) -> Reply:
+    return play_solution(turn)
+
+
+@register_script("drop-args")
+def drop_args(turn: Turn) -> Reply:
+    """The oracle behind a provider that silently drops tool arguments (seen in the study)."""
+    return play_solution(turn, drop_arguments=True)
+
+
+@register_script("malformed-json")
+def malformed_json(turn: Turn) -> Reply:
+    """Always sends tool arguments that are not JSON; the harness must keep going until budget."""
+    return Reply(tool_calls=[ScriptedToolCall(turn.tool_names[0], '{"filters": [')])
+
+
+@register_script("rate-limit")
+def rate_limit(turn: Turn) -> Reply:
+    raise litellm.RateLimitError(message="scripted 429", llm_provider="scripted", model="rate-limit")
+
+
+@register_script("server-error")
+def server_error(turn: Turn) -> Reply:
+    raise litellm.InternalServerError(
+        message="scripted 500", llm_provider="scripted", model="server-error"
+    )
+
+
+@register_script("timeout")
+def timeout(turn: Turn) -> Reply:
+    raise litellm.Timeout(message="scripted timeout", model="timeout", llm_provider="scripted")

@@ -1,0 +1,294 @@
+"""Questions: the model, loading YAML sets, re-deriving references from data, and the lock.
+
+A question set is a YAML file `questions/<domain>/<set>.yaml`. Every reference answer is a
+derivation (SQL over the replica tables) that `verify` re-runs; the lock pins each set's hash so
+a run never silently uses edited questions.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from armbench.errors import UserError
+from armbench.paths import LOCK_FILE, QUESTIONS_DIR
+from armbench.domains import domain, tables
+
+SetName = Literal["design", "heldout"]
+SET_NAMES: tuple[str, ...] = ("design", "heldout")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Derivation(Strict):
+    """How the reference answer is computed: one SQL query over the replica tables.
+
+    Each result row gives one answer item: the first column, rendered with `format` when set
+    (e.g. "{:.1f}"), else with `str()`.
+    """
+
+    sql: str
+    format: str | None = None
+
+
+class ToolCall(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnswerExtraction(Strict):
+    """Which part of the last tool result forms the answer.
+
+    `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
+    `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
+    python tool). `format` renders numbers (e.g. "{:.0f}").
+    """
+
+    source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
+    field: str | None = None
+    ties_on: str | None = None
+    format: str | None = None
+
+    @model_validator(mode="after")
+    def _rows_need_field(self) -> AnswerExtraction:
+        if self.source == "rows" and not self.field:
+            raise ValueError("answer.from = rows needs `field`")
+        return self
+
+    def apply(self, result: dict[str, Any]) -> list[str]:
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
+        if self.source == "aggregate":
+            return [render_value(result["aggregate"]["value"], self.format)]
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
+        rows = result["rows"]
+        if self.ties_on and rows:
+            rows = [row for row in rows if row[self.ties_on] == rows[0][self.ties_on]]
+        return [render_value(row[self.field], self.format) for row in rows]
+
+
+class Solution(Strict):
+    calls: list[ToolCall] = Field(min_length=1)
+    answer: AnswerExtraction
+
+
+class Question(Strict):
+    id: str
+    domain: str
+    set: SetName
+    text: str
+    premise: str | None = None
+    answer: list[str] = Field(min_length=1)
+    separator: str = ";"
+    answer_format: str
+    tie_rule: str | None = None
+    derivation: Derivation
+    source_rows: list[str] = Field(default_factory=list)
+    solutions: dict[str, Solution] = Field(default_factory=dict)
+    created: dt.date
+
+    def prompt(self) -> str:
+        """The user message: the question, its premise and how to format the answer."""
+        parts = [self.text]
+        if self.premise:
+            parts.append(f"Given: {self.premise}")
+        if self.tie_rule:
+            parts.append(f"Ties: {self.tie_rule}")
+        parts.append(f"Answer format: {self.answer_format}")
+        parts.append(
+            f"If there is more than one item, separate them with {self.separator!r}."
+        )
+        return "\n\n".join(parts)
+
+    def join_answer(self, items: list[str], separator: str | None = None) -> str:
+        """Items as an ANSWER line expects them: joined by the separator, plus a space if inline."""
+        glue = separator if separator is not None else self.separator
+        return glue.join(items) if glue.strip() == "" else f"{glue.strip()} ".join(items)
+
+
+class QuestionSet(Strict):
+    domain: str
+    set: SetName
+    questions: list[Question]
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{self.set}"
+
+    def content_hash(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def set_path(domain: str, set_name: str, root: Path = QUESTIONS_DIR) -> Path:
+    return root / domain / f"{set_name}.yaml"
+
+
+def available_domains(root: Path = QUESTIONS_DIR) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.is_dir())
+
+
+def load_set_file(path: Path) -> QuestionSet:
+    """Parse one YAML file; every problem becomes a UserError naming the file and the field."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UserError(f"cannot read question file {path}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        raise UserError(f"{path} is not valid YAML: {error}") from None
+    if not isinstance(raw, dict) or "questions" not in raw:
+        raise UserError(f"{path}: expected a mapping with `domain`, `set` and `questions`")
+    defaults = {key: raw.get(key) for key in ("domain", "set", "created")}
+    questions = [
+        {**{k: v for k, v in defaults.items() if v is not None}, **item}
+        if isinstance(item, dict) else item
+        for item in raw.get("questions") or []
+    ]
+    try:
+        loaded = QuestionSet.model_validate(
+            {**{k: v for k, v in raw.items() if k != "created"}, "questions": questions}
+        )
+    except ValidationError as error:
+        raise UserError(f"{path}: invalid question set\n{_describe(error, questions)}") from None
+    _check_consistency(path, loaded)
+    return loaded
+
+
+def _describe(error: ValidationError, questions: list[Any]) -> str:
+    lines = []
+    for issue in error.errors(include_url=False):
+        loc = list(issue["loc"])
+        where = ".".join(str(part) for part in loc)
+        if loc[:1] == ["questions"] and len(loc) > 1 and isinstance(loc[1], int):
+            item = questions[loc[1]] if loc[1] < len(questions) else None
+            qid = item.get("id") if isinstance(item, dict) else None
+            rest = ".".join(str(part) for part in loc[2:])
+            where = f"question {qid or '#' + str(loc[1] + 1)}" + (f": {rest}" if rest else "")
+        message = issue["msg"]
+        if issue["type"] == "extra_forbidden":
+            message = "unknown field"
+        lines.append(f"  - {where}: {message}")
+    return "\n".join(lines)
+
+
+def _check_consistency(path: Path, loaded: QuestionSet) -> None:
+    expected = (path.parent.name, path.stem)
+    if (loaded.domain, loaded.set) != expected:
+        raise UserError(
+            f"{path}: declares {loaded.domain}/{loaded.set} but lives at {'/'.join(expected)}"
+        )
+    seen: set[str] = set()
+    for question in loaded.questions:
+        if (question.domain, question.set) != (loaded.domain, loaded.set):
+            raise UserError(f"{path}: question {question.id} belongs to another set")
+        if question.id in seen:
+            raise UserError(f"{path}: duplicate question id {question.id}")
+        seen.add(question.id)
+
+
+def load_sets(
+    domains: list[str] | None = None, sets: list[str] | None = None, root: Path = QUESTIONS_DIR
+) -> list[QuestionSet]:
+    """Load the requested sets; an unknown domain or set name is a UserError listing the choices."""
+    known_domains = available_domains(root)
+    for domain in domains or []:
+        if domain not in known_domains:
+            raise UserError(f"unknown domain {domain!r}; choose from: {', '.join(known_domains)}")
+    for set_name in sets or []:
+        if set_name not in SET_NAMES:
+            raise UserError(f"unknown set {set_name!r}; choose from: {', '.join(SET_NAMES)}, all")
+    loaded = []
+    for domain in domains or known_domains:
+        for set_name in sets or SET_NAMES:
+            path = set_path(domain, set_name, root)
+            if path.exists():
+                loaded.append(load_set_file(path))
+            elif sets:
+                raise UserError(f"no question set {domain}/{set_name} (expected {path})")
+    return loaded
+
+
+# --- references --------------------------------------------------------------------------------
+
+def render_value(value: Any, fmt: str | None) -> str:
+    if fmt is not None and value is not None:
+        return fmt.format(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def derive_answer(derivation: Derivation) -> list[str]:
+    """Run the derivation's SQL over every replica table and render the first column."""
+    context = pl.SQLContext(tables())
+    result = context.execute(derivation.sql, eager=True)
+    column = result.to_series(0)
+    return [render_value(value, derivation.format) for value in column.to_list()]
+
+
+def verify(question_sets: list[QuestionSet]) -> list[str]:
+    """Every mismatch between a stored reference and its re-derivation, one line per question."""
+    problems = []
+    for question_set in question_sets:
+        for question in question_set.questions:
+            try:
+                derived = derive_answer(question.derivation)
+            except Exception as error:  # a broken query is a finding, not a crash
+                problems.append(f"{question.id}: derivation failed: {error}")
+                continue
+            if sorted(derived) != sorted(question.answer):
+                problems.append(
+                    f"{question.id}: stored answer {question.answer} != derived {derived}"
+                )
+            problems.extend(_missing_source_rows(question))
+    return problems
+
+
+def _missing_source_rows(question: Question) -> list[str]:
+    if not question.source_rows:
+        return []
+    urls = set(domain(question.domain).tables.load(question.domain)["source_url"].to_list())
+    return [
+        f"{question.id}: source row {url} is not in the {question.domain} table"
+        for url in question.source_rows
+        if url not in urls
+    ]
+
+
+# --- lock --------------------------------------------------------------------------------------
+
+def read_lock(path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{path} is not valid JSON: {error}") from None
+
+
+def freeze(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:
+    lock = read_lock(path)
+    today = dt.date.today().isoformat()
+    for question_set in question_sets:
+        digest = question_set.content_hash()
+        if lock.get(question_set.key, {}).get("sha256") != digest:
+            lock[question_set.key] = {"sha256": digest, "frozen": today}
+    path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return lock
+
+
+def unlocked_sets(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> list[str]:
+    """The keys of sets whose content differs from (or is missing in) the lock."""
+    lock = read_lock(path)
+    return [
+        qs.key for qs in question_sets if lock.get(qs.key, {}).get("sha256") != qs.content_hash()
+    ]

@@ -1,0 +1,63 @@
+"""A domain's tables: one Parquet file per table in the domain's `data/` folder, committed, with
+provenance in that folder's DATA.md.
+
+Every table is loaded once per process; derivations (question references), replica sites and
+typed tools read the same frames, so a reference answer and a tool result can never come from
+different data. polars loads on first use, so naming a domain costs no heavy import.
+"""
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
+
+
+class TableDir:
+    """The Parquet tables of one folder."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self._hash: str | None = None
+
+    def names(self) -> list[str]:
+        return sorted(p.stem for p in self.directory.glob("*.parquet"))
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}.parquet"
+
+    def load(self, name: str) -> pl.DataFrame:
+        path = self.path(name)
+        if not path.exists():
+            raise KeyError(f"no table {name!r} in {self.directory}; tables: {', '.join(self.names())}")
+        return _read(path)
+
+    def write(self, frame: pl.DataFrame, name: str) -> Path:
+        """Write `name`.parquet as every builder does: zstd level 19, with statistics."""
+        target = self.path(name)
+        frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
+        return target
+
+    def hash(self) -> str:
+        """sha256 over the table files (name and bytes, in name order), computed once."""
+        if self._hash is None:
+            names = self.names()
+            if not names:
+                raise KeyError(f"no tables in {self.directory}")
+            digest = hashlib.sha256()
+            for name in names:
+                digest.update(name.encode())
+                digest.update(self.path(name).read_bytes())
+            self._hash = digest.hexdigest()
+        return self._hash
+
+
+@cache
+def _read(path: Path) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.read_parquet(path)
+

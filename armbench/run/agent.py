@@ -1,0 +1,259 @@
+"""One episode: a question, an arm and a model, through LiteLLM's tool-calling loop.
+
+The episode never raises for anything a model or tool does: a bad tool call becomes an error
+message to the model; a provider failure (after the client's retries), or a tool whose backend
+is gone (ToolInfraError), ends the episode as an infra error. What it returns is everything a
+run record needs; grading happens elsewhere.
+
+The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
+the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
+accuracy like an outage; a tool or the loop itself makes it the agent's failure, graded as no answer.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import litellm
+
+import armbench.models  # noqa: F401  (registers the offline providers)
+from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
+from armbench.grading.strict import extract_answer
+from armbench.models.client import ModelCaller, ModelClient, ProviderFailure, served_by
+from armbench.run.limits import RunLimits
+from armbench.questions import Question
+from armbench.run.store import ErrorKind
+
+DEFAULT_BUDGET = 24
+
+SYSTEM_PROMPT = """\
+You are a careful research agent. Answer the user's question using the tools you are given; \
+look the facts up rather than relying on memory. Each tool call counts against a budget of \
+{budget} tool calls.
+
+These sites are reachable (nothing else is):
+{resources}
+
+When you are done, reply without calling a tool. The last line of that reply must be:
+ANSWER: <your answer>
+If the answer has several items, put all of them on that one line, joined by the separator the \
+question asks for. Write each item exactly in the format the question asks for, with no extra words."""
+
+StopReason = Literal[
+    "answered", "stopped", "budget", "infra_error", "timeout", "cost_cap", "token_cap", "context_window"
+]
+Phase = Literal["model", "tool", "agent"]
+
+
+def system_prompt(budget: int, resources: str) -> str:
+    return SYSTEM_PROMPT.format(budget=budget, resources=resources)
+
+
+def prompt_hash(budget: int, resources: str) -> str:
+    return hashlib.sha256(system_prompt(budget, resources).encode()).hexdigest()
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # becomes None as soon as one call has no known price
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, response: Any) -> None:
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.prompt_tokens += usage.prompt_tokens or 0
+            self.completion_tokens += usage.completion_tokens or 0
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        self.cost_usd = None if cost is None or self.cost_usd is None else self.cost_usd + cost
+
+
+@dataclass
+class Episode:
+    final_message: str | None = None
+    answer: str | None = None
+    stop_reason: StopReason = "stopped"
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    usage: Usage = field(default_factory=Usage)
+    actions_by_tool: Counter[str] = field(default_factory=Counter)
+    tool_errors: int = 0
+    empty_tool_args: int = 0  # calls with no arguments to a tool that requires some
+    retries: int = 0
+    call_providers: list[str | None] = field(default_factory=list)  # who served each model call
+    model_seconds: float = 0.0
+    tool_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    waiting_on: Phase = "agent"
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def actions(self) -> int:
+        return sum(self.actions_by_tool.values())
+
+    @property
+    def provider(self) -> str | None:
+        return next((p for p in self.call_providers if p), None)
+
+    def end(self, reason: StopReason, error: str | None = None, kind: ErrorKind | None = None) -> None:
+        self.stop_reason, self.error, self.error_kind = reason, error, kind
+
+
+async def run_episode(
+    question: Question,
+    arm: Arm,
+    model: str | ModelCaller,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    resources: str = "",
+    limits: RunLimits = RunLimits(),
+) -> Episode:
+    client = ModelClient(model) if isinstance(model, str) else model
+    episode = Episode()
+    started = time.perf_counter()
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_prompt(budget, resources)},
+        {"role": "user", "content": question.prompt()},
+    ]
+    try:
+        async with asyncio.timeout(limits.timeout):
+            await _loop(episode, messages, arm, client, budget, limits)
+    except TimeoutError:
+        _end_by_timeout(episode, limits.timeout)
+    finally:
+        episode.wall_seconds = time.perf_counter() - started
+        episode.transcript = messages
+    return episode
+
+
+def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
+    where = {"model": "waiting for the model", "tool": "while a tool ran", "agent": "in the agent loop"}
+    kind: ErrorKind = "infra" if episode.waiting_on == "model" else "agent"
+    limit = f" ({timeout:g} s)" if timeout else ""  # none set: a replay of a recorded timeout
+    episode.end("timeout", f"run timeout{limit} {where[episode.waiting_on]}", kind)
+
+
+async def _loop(
+    episode: Episode,
+    messages: list[dict[str, Any]],
+    arm: Arm,
+    client: ModelCaller,
+    budget: int,
+    limits: RunLimits,
+) -> None:
+    while True:
+        cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
+        if cap:
+            episode.end(*cap, "agent")
+            return
+        response = await _complete(episode, messages, arm, client)
+        if response is None:
+            return
+        if limits.cost_must_be_known and episode.usage.cost_usd is None:
+            unpriced = "LiteLLM could not price a call, so the cost cap cannot be enforced"
+            episode.end("infra_error", unpriced, "infra")
+            return
+        message = response.choices[0].message
+        tool_calls = list(message.tool_calls or [])
+        messages.append(assistant_message(message.content, tool_calls))
+        if not tool_calls:
+            episode.final_message = message.content
+            episode.answer = extract_answer(message.content)
+            episode.stop_reason = "answered" if episode.answer else "stopped"
+            return
+        for call in tool_calls:
+            if episode.actions >= budget:
+                episode.stop_reason = "budget"
+                return
+            try:
+                outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+            except ToolInfraError as error:
+                episode.end("infra_error", f"ToolInfraError: {error}", "infra")
+                return
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "name": call.function.name,
+                    "content": outcome.to_message_content(),
+                }
+            )
+
+
+async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
+    started = time.perf_counter()
+    episode.waiting_on = "model"
+    try:
+        response, retries = await client.complete(messages, arm.schemas(), "auto")
+    except ProviderFailure as failure:
+        episode.retries += failure.attempts - 1
+        if isinstance(failure.error, litellm.ContextWindowExceededError):
+            episode.end("context_window", str(failure), "agent")  # the conversation grew too long
+        else:
+            episode.end("infra_error", f"{failure} (after {failure.attempts} attempt(s))", "infra")
+        return None
+    finally:
+        episode.model_seconds += time.perf_counter() - started
+    episode.waiting_on = "agent"
+    episode.retries += retries
+    episode.usage.add(response)
+    episode.call_providers.append(served_by(response))
+    return response
+
+
+async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | None) -> ToolOutcome:
+    episode.actions_by_tool[name] += 1
+    episode.waiting_on = "tool"
+    started = time.perf_counter()
+    tool = arm.tool(name)
+    if tool is None:
+        known = [t.name for t in arm.tools]
+        outcome = ToolOutcome(
+            ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
+            is_error=True,
+        )
+    else:
+        episode.empty_tool_args += bool(required_fields(tool)) and _is_empty(arguments)
+        outcome = await tool.invoke(arguments)
+    episode.tool_seconds += time.perf_counter() - started
+    episode.waiting_on = "agent"
+    episode.tool_errors += outcome.is_error
+    return outcome
+
+
+def required_fields(tool: OfferedTool) -> list[str]:
+    """From the schema the model saw, so it holds for tools served elsewhere (MCP) too."""
+    return tool.schema()["function"]["parameters"].get("required", [])
+
+
+def _is_empty(arguments: str | None) -> bool:
+    if arguments is None or not arguments.strip():
+        return True
+    try:
+        return json.loads(arguments) in ({}, None)
+    except ValueError:
+        return False
+
+
+def assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
+    """The model's turn as the loop sends it back (and as a recording stores it)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.function.name, "arguments": call.function.arguments},
+            }
+            for call in tool_calls
+        ]
+    return message

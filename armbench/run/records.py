@@ -1,0 +1,61 @@
+"""From a finished episode to its run record: graded, unless the provider never let it finish."""
+from __future__ import annotations
+
+from armbench.grading.strict import grade
+from armbench.run.agent import Episode
+from armbench.run.plan import Job, RunConfig
+from armbench.run.store import RunRecord
+from armbench.domains import data_hash
+
+
+def to_record(
+    job: Job,
+    config: RunConfig,
+    episode: Episode,
+    *,
+    question_set_hash: str,
+    tool_manifest_hash: str,
+    prompt_hash: str,
+    transcript_path: str,
+    replay_divergence: object | None = None,
+) -> RunRecord:
+    question = job.question
+    infra = episode.error_kind == "infra"  # excluded from accuracy: never graded as a miss
+    graded = None if infra else grade(
+        episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason
+    )
+    return RunRecord(
+        run_id=job.run_id,
+        question_id=question.id,
+        domain=question.domain,
+        set=question.set,
+        arm=job.arm,
+        repeat=job.repeat,
+        model=config.model,
+        provider=episode.provider,
+        answer=episode.answer,
+        correct=None if graded is None else graded.correct,
+        outcome=None if graded is None else graded.outcome.value,
+        miss_reason=None if graded is None or graded.miss_reason is None else graded.miss_reason.value,
+        stop_reason=episode.stop_reason,
+        error=episode.error,
+        error_kind=episode.error_kind,
+        cost_usd=episode.usage.cost_usd,
+        prompt_tokens=episode.usage.prompt_tokens,
+        completion_tokens=episode.usage.completion_tokens,
+        actions=episode.actions,
+        actions_by_tool=dict(episode.actions_by_tool),
+        tool_errors=episode.tool_errors,
+        empty_tool_args=episode.empty_tool_args,
+        retries=episode.retries,
+        call_providers=episode.call_providers,
+        wall_seconds=episode.wall_seconds,
+        model_seconds=episode.model_seconds,
+        tool_seconds=episode.tool_seconds,
+        question_set_hash=question_set_hash,
+        tool_manifest_hash=tool_manifest_hash,
+        data_hash=data_hash([question.domain]),
+        prompt_hash=prompt_hash,
+        transcript_path=transcript_path,
+        replay_divergence=None if replay_divergence is None else str(replay_divergence),
+    )

@@ -1,0 +1,273 @@
+"""Run a plan on a pool of workers; grade each episode and append its record as it finishes.
+
+`concurrency` workers pull jobs from one shared iterator, so memory holds that many episodes
+however large the plan. A run set stops early in three ways, with every finished record on disk:
+- Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
+- the run-set cost cap: no new run starts; runs in flight finish and are recorded.
+- more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
+"""
+from __future__ import annotations
+
+import asyncio
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Protocol
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from armbench.arms import ARM_NAMES, ArmEnvironment
+from armbench.tools.base import Arm
+from armbench.arms.environment import resources_prompt
+from armbench.arms.tool_source import open_typed_tools
+from armbench.run.agent import prompt_hash, run_episode
+from armbench.models.client import ModelCaller, ModelClient
+from armbench.errors import UserError
+from armbench.run.manifest import build_manifest, record_resume, resume_differences
+from armbench.run.plan import Job, RunConfig, plan
+from armbench.questions import QuestionSet
+from armbench.models.ratelimit import RpmLimiter
+from armbench.run.records import to_record
+from armbench.models.replay import Player, Recorder, Recording, is_replay
+from armbench.run.store import RunRecord, RunSetStore
+
+
+class ArmSource(Protocol):
+    def open_arm(self, name: str, domain: str) -> AbstractAsyncContextManager[Arm]: ...
+
+
+WorkerScope = Callable[[int], AbstractAsyncContextManager[ArmSource]]
+"""Opens what worker `i` needs for all its runs and yields where its runs get their arms from.
+
+The seam for per-worker resources; by default every worker shares the run set's environment
+(one browser, a fresh context per run).
+"""
+
+
+def shared_environment(env: ArmEnvironment) -> WorkerScope:
+    @asynccontextmanager
+    async def scope(_worker: int) -> AsyncIterator[ArmSource]:
+        yield env
+
+    return scope
+
+
+@dataclass
+class RunSetResult:
+    records: list[RunRecord]  # the runs this call finished (not those a resume found done)
+    planned: int
+    already_done: int
+    halted: str | None = None  # why planned runs were left undone
+
+
+class RunSetFailed(Exception):
+    def __init__(self, message: str, result: RunSetResult):
+        super().__init__(message)
+        self.result = result
+
+
+class _TooManyInfraErrors(Exception):
+    pass
+
+
+class Tally:
+    """Run-set totals the stop rules read, counting the runs a resume found done."""
+
+    def __init__(self, records: list[RunRecord]):
+        self.cost_usd = 0.0
+        self.infra_errors = 0
+        self.correct = 0
+        for record in records:
+            self.add(record)
+
+    def add(self, record: RunRecord) -> None:
+        self.cost_usd += record.cost_usd or 0.0  # with a cost cap, an unpriced call is an infra error
+        self.infra_errors += record.error_kind == "infra"
+        self.correct += bool(record.correct)
+
+
+async def run_set(
+    question_sets: list[QuestionSet],
+    config: RunConfig,
+    store: RunSetStore,
+    *,
+    resume: bool = False,
+    show_progress: bool = True,
+    worker_scope: WorkerScope | None = None,
+) -> RunSetResult:
+    jobs = plan(question_sets, config)
+    domains = [qs.domain for qs in question_sets]
+    async with open_typed_tools(config.tools) as typed_tools, ArmEnvironment(domains, typed_tools) as env:
+        return await _run_jobs(jobs, question_sets, config, store, env, resume, show_progress, worker_scope)
+
+
+async def _run_jobs(
+    jobs: list[Job],
+    question_sets: list[QuestionSet],
+    config: RunConfig,
+    store: RunSetStore,
+    env: ArmEnvironment,
+    resume: bool,
+    show_progress: bool,
+    worker_scope: WorkerScope | None,
+) -> RunSetResult:
+    tool_manifests = {
+        f"{arm}/{qs.domain}": env.template(arm, qs.domain).manifest_hash()
+        for qs in question_sets
+        for arm in config.arms
+    }
+    resources = resources_prompt(env.endpoints)
+    prompt_digest = prompt_hash(config.budget, resources)
+    manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints)
+    manifest["sandbox_isolation"] = env.sandbox_isolation()
+    caller_for = _model_callers(config, jobs, store, manifest)
+    previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
+    done = {record.run_id for record in previous}
+    pending = iter([job for job in jobs if job.run_id not in done])
+    result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
+    tally = Tally(previous)
+    scope = worker_scope or shared_environment(env)
+
+    async def run_one(job: Job, arms: ArmSource) -> RunRecord:
+        caller = caller_for(job)
+        async with arms.open_arm(job.arm, job.question.domain) as arm:
+            episode = await run_episode(
+                job.question,
+                arm,
+                caller,
+                budget=config.budget,
+                resources=resources,
+                limits=config.run_limits,
+            )
+        # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
+        # the record is appended on the loop, so a cancelled run is either recorded or not at all.
+        transcript = await asyncio.to_thread(store.write_transcript, job.run_id, episode.transcript)
+        record = to_record(
+            job,
+            config,
+            episode,
+            question_set_hash=manifest["question_sets"][job.question_set.key],
+            tool_manifest_hash=tool_manifests[job.tool_key],
+            prompt_hash=prompt_digest,
+            transcript_path=transcript,
+            replay_divergence=caller.final_divergence() if isinstance(caller, Player) else None,
+        )
+        store.append(record)
+        return record
+
+    with _progress(show_progress) as progress:
+        task = progress.add_task(config.model, total=len(jobs), completed=len(done), correct=tally.correct)
+
+        async def worker(index: int) -> None:
+            async with scope(index) as arms:
+                for job in pending:
+                    if result.halted:
+                        return
+                    record = await run_one(job, arms)
+                    result.records.append(record)
+                    tally.add(record)
+                    progress.update(task, advance=1, correct=tally.correct)
+                    _warn(progress.console, record)
+                    if _too_many_infra_errors(config, tally):
+                        raise _TooManyInfraErrors(record.error)
+                    result.halted = _cost_cap(config, tally, store)
+
+        # A resumed set may have spent its cost cap, or had its infra errors, already.
+        result.halted = _cost_cap(config, tally, store)
+        try:
+            if _too_many_infra_errors(config, tally):
+                raise _TooManyInfraErrors(next(r.error for r in previous[::-1] if r.error_kind == "infra"))
+            async with asyncio.TaskGroup() as group:
+                for index in range(config.concurrency):
+                    group.create_task(worker(index))
+        except* _TooManyInfraErrors as failures:
+            store.finish()
+            last_error = failures.exceptions[0].args[0]
+            raise RunSetFailed(
+                f"{tally.infra_errors} runs ended as infra errors, more than --max-infra-errors "
+                f"{config.max_infra_errors}: stopped. Last error: {last_error}. Finished runs are "
+                f"kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
+                result,
+            ) from None
+    store.finish()
+    if result.already_done + len(result.records) == result.planned:
+        result.halted = None  # the cap was reached by the last run: nothing was left undone
+    return result
+
+
+def _model_callers(
+    config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: dict
+) -> Callable[[Job], ModelCaller]:
+    """Where each run's model turns come from: the provider (recorded with --record), or a recording."""
+    if is_replay(config.model):
+        recording = Recording.from_model(config.model)
+        steps = recording.load([job.run_id for job in jobs])
+        manifest["replay_of"] = {"directory": str(recording.directory), "model": recording.recorded_model,
+                                 "git_commit": recording.manifest.get("git_commit")}
+        return lambda job: Player(job.run_id, steps[job.run_id])
+    limiter = RpmLimiter(config.rpm) if config.rpm else None
+    client = ModelClient(config.model, config.completion_kwargs, config.retry, config.request_timeout, limiter)
+    if config.record:
+        return lambda job: Recorder(client, store.recording_path(job.run_id))
+    return lambda job: client
+
+
+def _create(store: RunSetStore, manifest: dict) -> list[RunRecord]:
+    store.create(manifest)
+    return []
+
+
+def _reopen(store: RunSetStore, manifest: dict, config: RunConfig) -> list[RunRecord]:
+    """The finished runs of a stopped run set, once it is known to measure the same thing."""
+    if not store.manifest_path.exists() or not store.runs_path.exists():
+        raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
+    stored = store.manifest()
+    problems = resume_differences(stored, manifest)
+    if problems:
+        raise UserError(f"cannot resume {store.directory}, it differs from this command: " + "; ".join(problems))
+    store.reopen()
+    store.write_manifest(record_resume(stored, config))
+    return store.records()
+
+
+def _too_many_infra_errors(config: RunConfig, tally: Tally) -> bool:
+    return config.max_infra_errors is not None and tally.infra_errors > config.max_infra_errors
+
+
+def _cost_cap(config: RunConfig, tally: Tally, store: RunSetStore) -> str | None:
+    """The message that halts the run set once its cost cap is spent, else None."""
+    if config.max_cost is None or tally.cost_usd < config.max_cost:
+        return None
+    return (
+        f"run-set cost cap reached: ${tally.cost_usd:.4f} spent, cap ${config.max_cost:.4f}; no "
+        "further runs were started. To finish the set, run the same command with a higher "
+        f"--max-cost and --resume {store.directory}"
+    )
+
+
+def _warn(console: Console, record: RunRecord) -> None:
+    if record.empty_tool_args:
+        console.print(
+            f"[yellow]warning:[/yellow] {record.run_id}: {record.empty_tool_args} tool call(s) arrived "
+            "with empty arguments for a tool that requires some — the provider may be dropping "
+            "them (check with `bench doctor`)",
+            highlight=False,
+        )
+    if record.error_kind == "infra":
+        console.print(f"[red]infra error:[/red] {record.run_id}: {record.error}", highlight=False)
+
+
+def _progress(show: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[correct]} correct"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True, soft_wrap=True),
+        disable=not show,
+    )
+
+
+def known_arms() -> list[str]:
+    return list(ARM_NAMES)

@@ -1,0 +1,155 @@
+"""The results layout of one run set, and the run record schema.
+
+    <run-set>/manifest.json   what was run: config, model, commit, hashes
+    <run-set>/runs.jsonl      one RunRecord per finished run, appended and flushed as it finishes
+    <run-set>/runs.parquet    the same rows for analysis, written when the set ends
+    <run-set>/transcripts/    one JSONL per run: the messages exchanged
+    <run-set>/recording/      with --record: one JSONL per run, every model call (armbench/models/replay.py)
+
+Appending one line per finished run (one `write` of the whole line, then fsync) means a crash,
+a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` redoes those.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from armbench.errors import UserError
+
+ErrorKind = Literal["infra", "agent"]
+
+
+class RunRecord(BaseModel):
+    run_id: str
+    question_id: str
+    domain: str
+    set: str
+    arm: str
+    repeat: int
+    model: str
+    provider: str | None
+    answer: str | None
+    correct: bool | None  # None: an infra error, excluded from accuracy
+    outcome: str | None
+    miss_reason: str | None
+    stop_reason: str
+    error: str | None
+    error_kind: ErrorKind | None
+    cost_usd: float | None  # None: the model has no known price (never recorded as 0)
+    prompt_tokens: int
+    completion_tokens: int
+    actions: int
+    actions_by_tool: dict[str, int]
+    tool_errors: int
+    empty_tool_args: int = 0  # calls with no arguments to a tool whose schema requires some
+    retries: int = 0  # transient provider errors retried during the run
+    call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
+    wall_seconds: float
+    model_seconds: float
+    tool_seconds: float
+    question_set_hash: str
+    tool_manifest_hash: str
+    data_hash: str
+    prompt_hash: str
+    transcript_path: str
+    replay_divergence: str | None = None  # a replayed run: the first step whose request differs
+    finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+
+
+class RunSetStore:
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.runs_path = directory / "runs.jsonl"
+        self.manifest_path = directory / "manifest.json"
+        self.transcripts_dir = directory / "transcripts"
+        self.recording_dir = directory / "recording"
+
+    def create(self, manifest: dict[str, Any]) -> None:
+        if self.manifest_path.exists() or self.runs_path.exists():
+            raise UserError(
+                f"{self.directory} already holds a run set; choose another --out, or continue it "
+                f"with --resume {self.directory}"
+            )
+        self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+        self.write_manifest(manifest)
+        self.runs_path.touch()
+
+    def reopen(self) -> None:
+        """Prepare a stopped run set for more runs: drop a torn last line (a crash mid-write),
+        so the next record starts on a line of its own."""
+        self.transcripts_dir.mkdir(parents=True, exist_ok=True)
+        data = self.runs_path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        if len(complete) != len(data):
+            with self.runs_path.open("r+b") as handle:
+                handle.truncate(len(complete))
+                os.fsync(handle.fileno())
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        staging = self.manifest_path.with_suffix(".json.tmp")
+        staging.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        os.replace(staging, self.manifest_path)
+
+    def write_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> str:
+        path = self.transcripts_dir / f"{run_id}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for message in messages:
+                handle.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
+        return str(path.relative_to(self.directory))
+
+    def recording_path(self, run_id: str) -> Path:
+        return self.recording_dir / f"{run_id}.jsonl"
+
+    def append(self, record: RunRecord) -> None:
+        line = (record.model_dump_json() + "\n").encode()
+        fd = os.open(self.runs_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+            while written < len(line):  # only on a full disk or a signal mid-write
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def finish(self) -> Path:
+        frame = records_frame(self.records())
+        target = self.directory / "runs.parquet"
+        frame.write_parquet(target)
+        return target
+
+    def manifest(self) -> dict[str, Any]:
+        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+
+    def records(self) -> list[RunRecord]:
+        """Every complete line of runs.jsonl; a torn last line (a crash mid-write) is skipped."""
+        if not self.runs_path.exists():
+            return []
+        records = []
+        for line in self.runs_path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(RunRecord.model_validate_json(line))
+            except ValueError:
+                continue
+        return records
+
+
+def open_run_set(directory: Path) -> RunSetStore:
+    store = RunSetStore(directory)
+    if not store.runs_path.exists():
+        raise UserError(f"{directory} is not a run set (no runs.jsonl)")
+    return store
+
+
+def records_frame(records: list[RunRecord]) -> pl.DataFrame:
+    rows = [
+        {**record.model_dump(), "actions_by_tool": json.dumps(record.actions_by_tool)}
+        for record in records
+    ]
+    overrides = {"actions_by_tool": pl.Utf8, "call_providers": pl.List(pl.Utf8)}
+    return pl.DataFrame(rows, schema_overrides=overrides, infer_schema_length=None)

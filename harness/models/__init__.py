@@ -1,4 +1,0 @@
-"""Offline LiteLLM providers. Importing this package registers them with LiteLLM."""
-from harness.models.litellm_setup import configure_litellm
-
-configure_litellm()

@@ -1,0 +1,136 @@
+"""The fund question sets: shape, every browsing solution run as a plain-Python script against the
+replica served over HTTP, and the traps biting: a browsing policy that reads page 1 with the site's
+defaults misses the trap questions, and the tooled solutions without `status` miss the questions
+about open (or closed) funds."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from armbench.tools.base import Arm
+from armbench.tools.sandbox import ReplicaRoute
+from armbench.domains.funds.tools import FundScreener
+from armbench.tools.web_tools import web_tools
+from tests.support.browsing_scripts import run_browsing_script
+from armbench.grading.strict import grade
+from armbench.run.agent import run_episode
+from armbench.models.scripted import Reply, ScriptedToolCall, Turn, register_script
+from armbench.models.scripts import questions_by_prompt
+from armbench.questions import load_set_file, set_path
+from tests.support.loopback import serve
+from armbench.domains.funds.site.app import create_app
+from armbench.domains.funds import DOMAIN as FUNDS
+from armbench.replicas.serve import replicas_running
+
+SERVE_PORT = "127.0.0.1:8303"  # where the browsing scripts expect the replica (replicas/serve.py)
+SETS = {name: load_set_file(set_path("funds", name)) for name in ("design", "heldout")}
+QUESTIONS = {q.id: q for question_set in SETS.values() for q in question_set.questions}
+# Questions a reader of page 1 with the site's defaults gets wrong: the answer needs closed
+# funds, a sort, or more than 100 rows.
+BROWSING_TRAPS = ("funds-design-01", "funds-design-02", "funds-design-04", "funds-heldout-01",
+                  "funds-heldout-02", "funds-heldout-04", "funds-heldout-05")
+# Questions about what the site lists by default: page 1 with the defaults is the right answer.
+LISTED_BY_DEFAULT = ("funds-design-03", "funds-heldout-03")
+# The whole list after `def list_funds(**filters):` in every browsing script: a reader of page 1
+# with the defaults drops the box, the sort and the other pages.
+PAGE_ONE = '''def list_funds(**filters):
+    """Page 1 only, with the site's defaults: no closed funds, no column chosen for sorting."""
+    shown = {k: v for k, v in filters.items() if k not in ("include_closed", "sort", "order")}
+    return list_page(1, **shown)[0]
+
+def every_page(**filters):'''
+
+
+def browsing_code(question) -> str:
+    return question.solutions["browsing"].calls[0].args["code"]
+
+
+def is_correct(question, episode) -> bool:
+    return grade(episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason).correct
+
+
+@pytest.fixture(scope="module")
+def replica_host():
+    with serve(create_app()) as url:
+        yield url.removeprefix("http://")
+
+
+def test_set_sizes_and_solutions():
+    assert [len(SETS["design"].questions), len(SETS["heldout"].questions)] == [5, 5]
+    for question in QUESTIONS.values():
+        assert [call.tool for call in question.solutions["tooled"].calls] == ["fund_screener"]
+        assert "status" in question.solutions["tooled"].calls[0].args  # the oracle never relies on the default
+        browsing = question.solutions["browsing"]
+        assert [call.tool for call in browsing.calls] == ["python"]
+        assert browsing.answer.source == "stdout" and SERVE_PORT in browsing_code(question)
+
+
+def test_the_sets_ask_about_closed_funds_and_the_default_listing():
+    texts = [q.text for q in QUESTIONS.values()]
+    assert sum("including funds closed to new investors" in t for t in texts) >= 4
+    assert sum("open to new investors" in t for t in texts) >= 3
+    assert all("leave every other setting at its default" in QUESTIONS[qid].text for qid in LISTED_BY_DEFAULT)
+
+
+@pytest.mark.parametrize("question", QUESTIONS.values(), ids=lambda q: q.id)
+def test_browsing_script_prints_exactly_the_reference(replica_host, question):
+    printed = run_browsing_script(question, SERVE_PORT, replica_host)
+    assert sorted(printed) == sorted(question.answer)  # the reference is a set
+
+
+@pytest.mark.parametrize("qid", [q.id for q in QUESTIONS.values()
+                                 if q.solutions["tooled"].calls[0].args["status"] != "any"])
+def test_without_status_the_tooled_solution_misses_questions_about_open_or_closed_funds(qid):
+    """The tool's default (any) includes closed funds: a call that leaves status out is wrong
+    wherever the question is about open funds only (or closed ones)."""
+    question = QUESTIONS[qid]
+    solution = question.solutions["tooled"]
+    args = {key: value for key, value in solution.calls[0].args.items() if key != "status"}
+    result = asyncio.run(FundScreener().invoke(args)).result
+    assert result["status"] == "any" and result["by_status"]["closed"] > 0
+    assert sorted(solution.answer.apply(result)) != sorted(question.answer)
+
+
+def test_every_tooled_solution_is_right():
+    for question in QUESTIONS.values():
+        solution = question.solutions["tooled"]
+        result = asyncio.run(FundScreener().invoke(solution.calls[0].args)).result
+        assert sorted(solution.answer.apply(result)) == sorted(question.answer), question.id
+
+
+# ---- a browsing policy that reads page 1 with the site's defaults, through the agent loop ------
+
+
+def page_one_reader(turn: Turn) -> Reply:
+    """Runs the question's browsing script with `list_funds` cut to page 1 with the defaults,
+    then answers with what it printed."""
+    question = questions_by_prompt()[turn.user_prompt]
+    results = turn.tool_results()
+    if not results:
+        code = browsing_code(question)
+        assert "def list_funds(**filters):" in code
+        page_one = code.replace("def list_funds(**filters):", PAGE_ONE, 1)
+        return Reply(tool_calls=[ScriptedToolCall("python", {"code": page_one})])
+    printed = [line.strip() for line in json.loads(results[-1])["stdout"].splitlines() if line.strip()]
+    return Reply(text="ANSWER: " + question.join_answer(printed))
+
+
+@pytest.fixture
+def browsing_arm(replica_env):
+    """The replica on a free port; the sandbox still offers it at 8303, where the scripts look."""
+    with replicas_running([FUNDS.replica]) as endpoints:
+        route = ReplicaRoute(port=int(SERVE_PORT.rsplit(":", 1)[1]), socket_path=str(endpoints["funds"].socket_path))
+        yield Arm("browsing", web_tools([route]))
+
+
+async def test_reading_page_one_with_the_site_defaults_misses_the_trap_questions(browsing_arm, script_registry):
+    register_script("page-one-reader")(page_one_reader)
+    verdicts = {}
+    for qid in (*BROWSING_TRAPS, *LISTED_BY_DEFAULT):
+        question = QUESTIONS[qid]
+        episode = await run_episode(question, browsing_arm, "scripted/page-one-reader")
+        assert episode.stop_reason == "answered" and episode.actions_by_tool == {"python": 1}, episode.error
+        verdicts[qid] = is_correct(question, episode)
+    assert verdicts == {qid: qid in LISTED_BY_DEFAULT for qid in verdicts}

@@ -1,0 +1,63 @@
+"""A live run of the real local model: one question in each arm, recorded, then replayed.
+
+Marked `local`: `make test` leaves these out (no model there); `make test-local` builds the model
+(`make local-model`) and runs them, and so does the nightly workflow. Without the model they fail
+with the fix, they do not skip.
+"""
+import pytest
+
+from armbench.models.local import check_installed, local_model
+
+pytestmark = pytest.mark.local
+
+MODEL = "local/qwen2.5-coder-0.5b"
+QUESTION = "gpus-heldout-01"
+
+
+def test_one_question_in_each_arm_runs_live_records_and_replays(cli, tmp_path):
+    check_installed(local_model(MODEL.split("/", 1)[1]))  # a missing model fails here, with the fix
+    live, replayed = tmp_path / "live", tmp_path / "replay"
+    plan = ["--arm", "all", "--set", "heldout", "--domain", "gpus", "--question", QUESTION, "--quiet"]
+
+    code, _, err = cli("run", "--model", MODEL, *plan, "--record", "--out", str(live))
+    assert code == 0, err
+    from armbench.run.store import open_run_set
+
+    records = open_run_set(live).records()
+    assert sorted(r.arm for r in records) == ["browsing", "tooled"]
+    for record in records:
+        assert record.error_kind != "infra", record.error
+        assert record.correct is not None and record.prompt_tokens > 0 and record.completion_tokens > 0
+        assert record.cost_usd == 0.0  # a local model is priced at $0, and marked local
+        assert record.call_providers and set(record.call_providers) == {"local"}
+
+    code, _, err = cli("run", "--model", f"replay/{live}", *plan, "--out", str(replayed))
+    assert code == 0, err
+    code, out, _ = cli("regress", "--baseline", str(live), str(replayed))
+    assert code == 0 and "OK: no regression" in out
+
+
+async def test_a_generation_given_up_on_ends_at_the_next_token(monkeypatch):
+    import asyncio
+
+    import litellm
+
+    import armbench.models.local as local
+
+    spec = local_model(MODEL.split("/", 1)[1])
+    check_installed(spec)
+    await asyncio.to_thread(local.load, spec)  # loaded before the clock starts
+    consulted: list[bool] = []
+    original = local.EndWhenAbandoned.__call__
+
+    def spy(self, input_ids, scores):
+        consulted.append(self.abandoned.is_set())
+        return original(self, input_ids, scores)
+
+    monkeypatch.setattr(local.EndWhenAbandoned, "__call__", spy)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(5):
+            await litellm.acompletion(model=MODEL, messages=[
+                {"role": "user", "content": "Count from 1 to 400, one number per line."}])
+    await asyncio.get_running_loop().run_in_executor(local.GENERATOR, lambda: None)  # drained
+    assert consulted and consulted.count(True) == 1 and consulted[-1] is True

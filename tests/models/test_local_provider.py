@@ -1,0 +1,102 @@
+"""The local provider through LiteLLM, with llama.cpp's model replaced by a fake (the model is the
+only thing mocked): text tool calls become structured ones, usage and price, context overflow."""
+import json
+
+import litellm
+import numpy as np
+import pytest
+
+import armbench.models.local as local
+
+
+class FakeLlama:
+    def __init__(self, reply: str | Exception):
+        self.reply = reply
+        self.requests = []
+
+    def token_eos(self):
+        return 2
+
+    def create_chat_completion(self, **request):
+        self.requests.append(request)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return {"choices": [{"message": {"role": "assistant", "content": self.reply}}],
+                "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}}
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    def install(reply):
+        fake = FakeLlama(reply)
+        monkeypatch.setattr(local, "check_installed", lambda spec: None)
+        monkeypatch.setattr(local, "load", lambda spec: fake)
+        return fake
+
+    return install
+
+
+TOOLS = [{"type": "function", "function": {"name": "gpu_query", "parameters": {"type": "object", "properties": {}}}}]
+
+
+async def ask():
+    return await litellm.acompletion(model="local/qwen2.5-coder-0.5b", tools=TOOLS,
+                                     messages=[{"role": "user", "content": "How many GPUs?"}])
+
+
+async def test_a_tool_call_written_as_text_becomes_a_structured_call_marked_parsed(fake_model):
+    fake = fake_model('<tool_call>\n{"name": "gpu_query", "arguments": {"limit": 3}}\n</tool_call>')
+    response = await ask()
+    message = response.choices[0].message
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+        ("gpu_query", {"limit": 3})]
+    assert message.provider_specific_fields["tool_calls_parsed_from_text"] is True
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (120, 30)
+    assert response._hidden_params["response_cost"] == 0.0
+    assert fake.requests[0]["temperature"] == 0.0 and fake.requests[0]["tools"] == TOOLS
+    scores = np.ones(4)  # the processor leaves a live call's scores alone
+    (processor,) = fake.requests[0]["logits_processor"]
+    assert (processor([], scores) == 1).all()
+
+
+async def test_a_prompt_longer_than_the_context_is_a_context_window_error(fake_model):
+    fake_model(ValueError("Requested tokens (17000) exceed context window of 16384"))
+    with pytest.raises(litellm.ContextWindowExceededError):
+        await ask()
+
+
+async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
+    import asyncio
+    import threading
+
+    started, stopped = threading.Event(), threading.Event()
+
+    class SlowLlama:
+        """Samples greedily until the end token (2), as llama.cpp does, asking the processor each time."""
+
+        def token_eos(self):
+            return 2
+
+        def create_chat_completion(self, logits_processor, **request):
+            started.set()
+            while True:
+                scores = np.ones(8)
+                for processor in logits_processor:
+                    scores = processor([], scores)
+                if int(np.argmax(scores)) == 2 and scores[0] == -np.inf:
+                    break
+                stopped.wait(0.01)
+            stopped.set()
+            return {"choices": [{"message": {"content": ""}}], "usage": {}}
+
+    monkeypatch.setattr(local, "check_installed", lambda spec: None)
+    monkeypatch.setattr(local, "load", lambda spec: SlowLlama())
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await ask()
+    assert started.is_set() and await asyncio.to_thread(stopped.wait, 5)
+
+
+def test_a_local_model_waits_longer_for_a_reply_by_default():
+    assert local.default_request_timeout("local/qwen2.5-coder-0.5b", 120.0) == 1800.0
+    assert local.default_request_timeout("openai/gpt-4o-mini", 120.0) == 120.0

@@ -1,0 +1,152 @@
+"""The run engine: the worker pool, run-set stop rules, and provider routing."""
+import asyncio
+import json
+import threading
+from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from armbench.tools.base import Arm, Tool
+from armbench.run.agent import run_episode
+from armbench.models.client import ModelClient, provider_routing
+from armbench.errors import UserError
+from armbench.models.litellm_setup import register_price
+from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.models.scripts import play_solution
+from armbench.run.plan import RunConfig
+from armbench.models.retry import RetryPolicy
+from armbench.run.runner import RunSetFailed, run_set
+from armbench.run.store import RunSetStore
+
+
+class GaugeArgs(BaseModel):
+    note: str = ""
+
+
+class Gauge(Tool):
+    """Counts how many runs are inside a tool call at once."""
+
+    name = "gauge"
+    description = "Measures concurrency."
+    Args = GaugeArgs
+    now = 0
+    peak = 0
+
+    async def run(self, args: GaugeArgs) -> dict[str, Any]:
+        Gauge.now += 1
+        Gauge.peak = max(Gauge.peak, Gauge.now)
+        await asyncio.sleep(0.005)
+        Gauge.now -= 1
+        return {"ok": True}
+
+
+class GaugeArms:
+    @asynccontextmanager
+    async def open_arm(self, arm: str, domain: str):
+        yield Arm(arm, [Gauge()])
+
+
+async def test_workers_pull_jobs_and_open_their_scope_once(tmp_path, gpu_design, script_registry):
+    @register_script("gauge")
+    def gauge(turn):
+        return Reply(text="ANSWER: x") if turn.tool_results() else Reply(tool_calls=[ScriptedToolCall("gauge", {})])
+
+    opened, closed = [], []
+
+    @asynccontextmanager
+    async def scope(worker):
+        opened.append(worker)
+        yield GaugeArms()
+        closed.append(worker)
+
+    config = RunConfig(model="scripted/gauge", arms=["tooled"], runs=4, concurrency=3)
+    result = await run_set([gpu_design], config, RunSetStore(tmp_path / "s"), show_progress=False, worker_scope=scope)
+    assert len(result.records) == 20
+    assert sorted(opened) == sorted(closed) == [0, 1, 2]
+    assert Gauge.peak == 3  # never more episodes in flight than workers
+
+
+async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path, gpu_design, gpu_heldout):
+    store = RunSetStore(tmp_path / "down")
+    config = RunConfig(model="scripted/server-error", arms=["tooled"], runs=3, concurrency=2,
+                       retry=RetryPolicy(max_retries=0), max_infra_errors=2)
+    with pytest.raises(RunSetFailed, match="more than --max-infra-errors 2") as failed:
+        await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
+    records = store.records()
+    assert 3 <= len(records) < 30
+    assert [r.run_id for r in records] == [r.run_id for r in failed.value.result.records]
+    assert all(r.error_kind == "infra" and r.correct is None for r in records)
+    assert (store.directory / "runs.parquet").exists()
+    # The limit counts the whole set: resuming with the same limit stops before any new run.
+    with pytest.raises(RunSetFailed) as again:
+        await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
+    assert again.value.result.records == [] and len(store.records()) == len(records)
+
+
+async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_registry):
+    register_script("pricey", free=False)(play_solution)
+    register_price("scripted/pricey", 1000.0, 1000.0)
+    store = RunSetStore(tmp_path / "capped")
+    config = RunConfig(model="scripted/pricey", arms=["tooled"], runs=2, concurrency=1, max_cost=2.0)
+    result = await run_set([gpu_design], config, store, show_progress=False)
+    spent = [r.cost_usd for r in store.records()]
+    assert 1 <= len(spent) < 10 and all(r.correct for r in result.records)
+    assert sum(spent[:-1]) < 2.0 <= sum(spent)  # the run that crossed the cap was the last started
+    assert "run-set cost cap reached" in result.halted and f"--resume {store.directory}" in result.halted
+
+
+def test_provider_routing_is_for_openrouter_only():
+    assert provider_routing("openrouter/x/y", ["A", "B"], ["C"]) == {
+        "extra_body": {"provider": {"order": ["A", "B"], "ignore": ["C"]}}
+    }
+    assert provider_routing("openai/gpt-4o", [], []) == {}
+    with pytest.raises(UserError, match="not an openrouter/ model"):
+        provider_routing("openai/gpt-4o", ["A"], [])
+
+
+def test_the_manifest_config_leaves_credentials_out():
+    config = RunConfig(model="m", arms=["tooled"], completion_kwargs={"api_key": "sk-1", "api_base": "u"})
+    assert config.summary()["completion_kwargs"] == {"api_base": "u"}
+
+
+@pytest.fixture
+def fake_openrouter():
+    """An OpenAI-style endpoint on loopback that answers like OpenRouter (naming its upstream
+    provider) and keeps every request body."""
+    bodies = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            data = json.dumps({
+                "id": "r", "object": "chat.completion", "created": 1, "model": "test/model",
+                "provider": "TestUpstream",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": "ANSWER: 42"}}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+            }).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/api/v1", bodies
+    server.shutdown()
+
+
+async def test_routing_reaches_openrouter_and_the_upstream_provider_is_recorded(fake_openrouter, gpu_design):
+    url, bodies = fake_openrouter
+    kwargs = {**provider_routing("openrouter/test/model", ["A"], ["B"]), "api_base": url, "api_key": "k"}
+    client = ModelClient("openrouter/test/model", kwargs, RetryPolicy(max_retries=0))
+    episode = await run_episode(gpu_design.questions[0], Arm("tooled", []), client)
+    assert bodies[0]["provider"] == {"order": ["A"], "ignore": ["B"]}
+    assert episode.answer == "42" and episode.call_providers == ["TestUpstream"]

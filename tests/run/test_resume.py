@@ -1,0 +1,148 @@
+"""Stopping a run set (Ctrl-C, kill -9) and resuming it: nothing finished is lost or redone."""
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from armbench.errors import UserError
+from armbench.run.manifest import resume_differences
+from armbench.run.plan import RunConfig, plan
+from armbench.run.runner import run_set
+from armbench.run.store import RunSetStore
+
+SLOW_ORACLE = "scripted/oracle+latency=0.05"
+
+
+async def wait_for_records(store: RunSetStore, count: int) -> None:
+    while len(store.records()) < count:
+        await asyncio.sleep(0.01)
+
+
+async def test_a_cancelled_set_resumes_without_losing_or_redoing_runs(tmp_path, gpu_design, gpu_heldout):
+    sets = [gpu_design, gpu_heldout]
+    config = RunConfig(model=SLOW_ORACLE, arms=["tooled"], runs=2, concurrency=3)
+    store = RunSetStore(tmp_path / "set")
+    first = asyncio.create_task(run_set(sets, config, store, show_progress=False))
+    await wait_for_records(store, 4)
+    first.cancel()  # what Ctrl-C does to `bench run`
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    before = store.runs_path.read_text().splitlines()
+    assert 4 <= len(before) < 20
+
+    result = await run_set(sets, config, store, resume=True, show_progress=False)
+    after = store.runs_path.read_text().splitlines()
+    assert after[: len(before)] == before  # kept, not rewritten
+    run_ids = [json.loads(line)["run_id"] for line in after]
+    assert sorted(run_ids) == sorted(job.run_id for job in plan(sets, config))
+    assert result.already_done == len(before) and len(result.records) == 20 - len(before)
+    assert len(store.manifest()["resumes"]) == 1
+
+
+async def test_resuming_a_finished_set_runs_nothing(tmp_path, gpu_design):
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    store = RunSetStore(tmp_path / "done")
+    await run_set([gpu_design], config, store, show_progress=False)
+    again = await run_set([gpu_design], config, store, resume=True, show_progress=False)
+    assert again.records == [] and again.already_done == 5 and len(store.records()) == 5
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        ({"model": "scripted/drop-args"}, "model: the run set used 'scripted/oracle', this command 'scripted/drop-args'"),
+        ({"runs": 2}, "--runs: the run set has 1 per question, this command 2"),
+    ],
+)
+async def test_resume_refuses_another_model_or_plan(tmp_path, gpu_design, change, named):
+    store = RunSetStore(tmp_path / "set")
+    await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled"]), store, show_progress=False)
+    other = RunConfig(**{"model": "scripted/oracle", "arms": ["tooled"], **change})
+    with pytest.raises(UserError, match="cannot resume") as refused:
+        await run_set([gpu_design], other, store, resume=True, show_progress=False)
+    assert named in str(refused.value)
+
+
+async def test_resume_refuses_edited_questions(tmp_path, gpu_design, gpu_heldout):
+    store = RunSetStore(tmp_path / "set")
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    await run_set([gpu_design], config, store, show_progress=False)
+    edited = gpu_design.model_copy(update={"questions": gpu_design.questions[:4]})
+    with pytest.raises(UserError, match=r"question set gpus/design: hash \w{12} in the run set, \w{12} now"):
+        await run_set([edited], config, store, resume=True, show_progress=False)
+    with pytest.raises(UserError, match="question sets: the run set has gpus/design; this command gpus/design, gpus/heldout"):
+        await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
+
+
+def test_resume_differences_name_tools_data_and_prompt():
+    stored = {"model": "m", "config": {"runs": 1}, "question_sets": {"d/s": "a" * 64},
+              "tool_manifests": {"tooled/d": "b" * 64}, "data_hash": "c" * 64, "prompt_hash": "d" * 64}
+    current = {**stored, "tool_manifests": {"tooled/d": "e" * 64}, "data_hash": "f" * 64, "prompt_hash": "0"}
+    assert resume_differences(stored, stored) == []
+    assert resume_differences(stored, current) == [
+        f"tool manifest tooled/d: hash {'b' * 12} in the run set, {'e' * 12} now",
+        f"replica data: hash {'c' * 12} in the run set, {'f' * 12} now",
+        "system prompt: it differs from the run set's (was --budget changed?)",
+    ]
+    narrowed = {**stored, "config": {"runs": 1, "questions": ["q1"]}}
+    assert resume_differences(stored, narrowed) == ["--question: the run set ran every question, this command q1"]
+    reordered = {**stored, "config": {"runs": 1, "questions": ["q2", "q1"]}}
+    assert resume_differences({**stored, "config": {"runs": 1, "questions": ["q1", "q2"]}}, reordered) == []
+    recorded_priced = {**stored, "config": {"runs": 1, "record": True, "price_per_million": [1.0, 2.0]}}
+    assert resume_differences(stored, recorded_priced) == [
+        "--record: the run set was not recorded; give the same --record",
+        "--price: the run set used None, this command [1.0, 2.0]",
+    ]
+
+
+async def test_resume_needs_a_run_set(tmp_path, gpu_design):
+    with pytest.raises(UserError, match="not a run set"):
+        await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled"]),
+                      RunSetStore(tmp_path / "empty"), resume=True, show_progress=False)
+
+
+async def test_a_torn_last_line_is_dropped_before_new_records(tmp_path, gpu_design):
+    config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=2)
+    store = RunSetStore(tmp_path / "torn")
+    first = asyncio.create_task(run_set([gpu_design], config, store, show_progress=False))
+    await first
+    lines = store.runs_path.read_text().splitlines()
+    store.runs_path.write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])  # crash mid-write
+    await run_set([gpu_design], config, store, resume=True, show_progress=False)
+    run_ids = [json.loads(line)["run_id"] for line in store.runs_path.read_text().splitlines()]
+    assert len(run_ids) == len(set(run_ids)) == 10
+
+
+def test_kill_9_mid_set_then_resume(tmp_path):
+    """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished."""
+    out = tmp_path / "killed"
+    command = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle+latency=0.3",
+               "--arm", "tooled", "--set", "design", "--domain", "gpus", "--runs", "2",
+               "--concurrency", "2", "--quiet"]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    process = subprocess.Popen([*command, "--out", str(out)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    runs = out / "runs.jsonl"
+    deadline = time.monotonic() + 240
+    while not (runs.exists() and runs.read_text().count("\n") >= 3):
+        assert process.poll() is None, process.stderr.read().decode()
+        assert time.monotonic() < deadline, "no runs finished"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    before = runs.read_text().splitlines()
+    assert 3 <= len(before) < 10, "the set finished before it could be killed"
+
+    resumed = subprocess.run([*command, "--resume", str(out)], env=env, capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    after = runs.read_text().splitlines()
+    assert after[: len(before)] == before
+    run_ids = [json.loads(line)["run_id"] for line in after]
+    assert len(run_ids) == len(set(run_ids)) == 10
+    assert f"{len(before)} were done before this resume" in resumed.stderr

@@ -1,0 +1,125 @@
+"""A whole run set through the runner and store, and the report built from it."""
+import json
+
+import polars as pl
+import pytest
+
+from armbench.tools.sandbox import BWRAP
+from armbench.analysis.report import summarize, summary_table
+from armbench.run.plan import RunConfig, plan
+from armbench.run.runner import run_set
+from armbench.analysis.stats import wilson_interval
+from armbench.run.store import RunRecord, RunSetStore, open_run_set
+from armbench.analysis.tables import to_markdown
+
+
+@pytest.fixture
+async def oracle_run(tmp_path, gpu_design, gpu_heldout):
+    store = RunSetStore(tmp_path / "set")
+    config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=3, concurrency=4)
+    result = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
+    return store, result.records
+
+
+async def test_oracle_gets_30_of_30_and_every_record_is_complete(oracle_run):
+    store, records = oracle_run
+    assert len(records) == 30 and all(r.correct for r in records)
+    assert {r.run_id for r in records} == {r.run_id for r in store.records()}
+    for record in records:
+        assert record.outcome == "fully_correct" and record.miss_reason is None
+        assert record.actions >= 1 and record.actions_by_tool["gpu_query"] == record.actions
+        assert record.cost_usd == 0.0
+        assert (store.directory / record.transcript_path).exists()
+
+
+async def test_manifest_names_model_commit_and_hashes(oracle_run):
+    store, records = oracle_run
+    manifest = store.manifest()
+    assert manifest["model"] == "scripted/oracle"
+    assert set(manifest["question_sets"]) == {"gpus/design", "gpus/heldout"}
+    assert set(manifest["tool_manifests"]) == {"tooled/gpus"}
+    assert manifest["data_hash"] == records[0].data_hash
+    assert manifest["sandbox_isolation"] == BWRAP  # this machine and CI have bubblewrap
+    assert manifest["tool_manifests"]["tooled/gpus"] == records[0].tool_manifest_hash
+
+
+async def test_parquet_holds_the_same_rows(oracle_run):
+    store, records = oracle_run
+    frame = pl.read_parquet(store.directory / "runs.parquet")
+    assert frame.height == 30
+    assert frame["correct"].sum() == 30
+    assert json.loads(frame["actions_by_tool"][0]) == records[0].actions_by_tool
+
+
+async def test_report_rows(oracle_run):
+    store, _ = oracle_run
+    rows = summarize(store.records())
+    assert [(r.set, r.arm, r.correct, r.graded) for r in rows] == [
+        ("design", "tooled", 15, 15),
+        ("heldout", "tooled", 15, 15),
+    ]
+    assert "| gpus | design | tooled | 15/15 |" in to_markdown(summary_table(rows))
+
+
+async def test_an_existing_run_set_is_not_overwritten(oracle_run, gpu_design):
+    store, _ = oracle_run
+    from armbench.errors import UserError
+
+    with pytest.raises(UserError, match="already holds a run set"):
+        await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled"]), store)
+
+
+def test_plan_is_question_by_arm_by_repeat(gpu_design):
+    jobs = plan([gpu_design], RunConfig(model="m", arms=["tooled"], runs=3))
+    assert len(jobs) == 15
+    assert len({job.run_id for job in jobs}) == 15
+
+
+def test_a_torn_last_line_is_skipped(tmp_path):
+    store = RunSetStore(tmp_path)
+    store.create({"model": "m"})
+    record = RunRecord.model_validate(json.loads(_a_record_json()))
+    store.append(record)
+    with store.runs_path.open("a") as handle:
+        handle.write('{"run_id": "half')
+    assert [r.run_id for r in open_run_set(tmp_path).records()] == [record.run_id]
+
+
+def _a_record_json() -> str:
+    return json.dumps({
+        "run_id": "q.tooled.r0", "question_id": "q", "domain": "gpus", "set": "design",
+        "arm": "tooled", "repeat": 0, "model": "m", "provider": None, "answer": None,
+        "correct": None, "outcome": None, "miss_reason": None, "stop_reason": "infra_error",
+        "error": "RateLimitError", "error_kind": "infra", "cost_usd": None, "prompt_tokens": 0,
+        "completion_tokens": 0, "actions": 0, "actions_by_tool": {}, "tool_errors": 0,
+        "wall_seconds": 0.1, "model_seconds": 0.1, "tool_seconds": 0.0,
+        "question_set_hash": "a", "tool_manifest_hash": "b", "data_hash": "c", "prompt_hash": "d",
+        "transcript_path": "transcripts/q.tooled.r0.jsonl",
+    })
+
+
+def test_infra_errors_are_excluded_from_accuracy_and_counted():
+    infra = RunRecord.model_validate_json(_a_record_json())
+    good = infra.model_copy(update={"correct": True, "error_kind": None, "stop_reason": "answered",
+                                    "run_id": "q.tooled.r1", "cost_usd": 0.01, "actions": 2})
+    bad = good.model_copy(update={"correct": False, "run_id": "q.tooled.r2", "cost_usd": None, "actions": 4})
+    [row] = summarize([infra, good, bad])
+    assert (row.correct, row.graded, row.infra_errors) == (1, 2, 1)
+    assert row.median_actions == 3
+    assert row.mean_cost_usd is None  # one graded run has no known price
+
+
+@pytest.mark.parametrize(
+    "successes,total,low,high",
+    [(4, 5, 0.3755, 0.9638), (15, 15, 0.7961, 1.0), (0, 5, 0.0, 0.4345), (12, 15, 0.5481, 0.9295)],
+)
+def test_wilson_interval_matches_hand_computed_values(successes, total, low, high):
+    got_low, got_high = wilson_interval(successes, total)
+    assert got_low == pytest.approx(low, abs=5e-4) and got_high == pytest.approx(high, abs=5e-4)
+
+
+@pytest.mark.parametrize("total", range(1, 40))
+def test_wilson_interval_always_contains_the_observed_rate(total):
+    for successes in (0, total // 2, total):
+        low, high = wilson_interval(successes, total)
+        assert low <= successes / total <= high

@@ -1,0 +1,104 @@
+"""MCP servers as the tooled arm's typed tools: parity with in-process, server errors, lost servers."""
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from armbench.tools.base import Arm, ToolInfraError
+from armbench.tools.mcp_client import connect
+from armbench.arms.tool_source import in_process_tools, open_typed_tools
+from armbench.run.agent import run_episode
+from armbench.errors import UserError
+from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.analysis.report import summarize
+from armbench.run.plan import RunConfig
+from armbench.run.runner import run_set
+from armbench.run.store import RunSetStore
+
+FAULTY_OVER_STDIO = shlex.join([sys.executable, str(Path(__file__).parents[1] / "support" / "faulty_mcp_server.py")])
+
+
+def calling(tool: str):
+    """A script that calls `tool` once with no arguments, then gives up."""
+
+    def script(turn):
+        if not turn.tool_results():
+            return Reply(tool_calls=[ScriptedToolCall(tool, {})])
+        return Reply(text="ANSWER: unknown")
+
+    return script
+
+
+def tool_messages(store: RunSetStore, record) -> list[str]:
+    lines = (store.directory / record.transcript_path).read_text().splitlines()
+    return [m["content"] for m in map(json.loads, lines) if m["role"] == "tool"]
+
+
+async def test_gpu_sets_over_mcp_grade_as_in_process(tmp_path, gpu_design, gpu_heldout, serve_gpus):
+    served_by = f"mcp:{shlex.join(serve_gpus)}"
+    sets = [gpu_design, gpu_heldout]
+    local_store, served_store = RunSetStore(tmp_path / "local"), RunSetStore(tmp_path / "mcp")
+    local = (await run_set(sets, RunConfig("scripted/oracle", ["tooled"]), local_store, show_progress=False)).records
+    served = (await run_set(
+        sets,
+        RunConfig("scripted/oracle", ["tooled"], concurrency=4, tools=served_by),
+        served_store,
+        show_progress=False,
+    )).records
+    assert len(served) == 10
+    assert {r.question_id: r.correct for r in served} == {r.question_id: r.correct for r in local}
+    assert all(r.correct for r in served)
+    assert {r.tool_manifest_hash for r in served} == {r.tool_manifest_hash for r in local}
+    assert served_store.manifest()["config"]["tools"] == served_by
+    local_by_question = {r.question_id: r for r in local}
+    for record in served:
+        seen = tool_messages(served_store, record)
+        assert seen == tool_messages(local_store, local_by_question[record.question_id])
+
+
+async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_design, script_registry):
+    register_script("call-fail")(calling("fail"))
+    register_script("call-slow")(calling("slow"))
+    question = gpu_design.questions[0]
+    async with connect(FAULTY_OVER_STDIO, timeout=1.0) as tools:
+        arm = Arm("tooled", tools)
+        for script, kind in [("call-fail", "out_of_service"), ("call-slow", "timeout")]:
+            episode = await run_episode(question, arm, f"scripted/{script}")
+            assert episode.stop_reason == "answered" and episode.tool_errors == 1
+            [seen] = [m["content"] for m in episode.transcript if m["role"] == "tool"]
+            assert json.loads(seen)["error"]["type"] == kind
+
+
+async def test_a_server_that_crashes_mid_run_is_an_infra_error(tmp_path, gpu_design, script_registry):
+    register_script("call-crash")(calling("crash"))
+    config = RunConfig("scripted/call-crash", ["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}")
+    records = (await run_set([gpu_design], config, RunSetStore(tmp_path / "set"), show_progress=False)).records
+    assert len(records) == 5
+    for record in records:
+        assert (record.stop_reason, record.error_kind, record.correct) == ("infra_error", "infra", None)
+        assert "MCP server connection lost" in record.error
+    [row] = summarize(records)
+    assert (row.graded, row.infra_errors) == (0, 5)
+
+
+async def test_an_http_server_that_goes_away_is_an_infra_error(http_gpus):
+    process, url = http_gpus
+    async with connect(url) as tools:
+        assert Arm("tooled", tools).manifest_hash() == Arm("tooled", in_process_tools("gpus")).manifest_hash()
+        assert not (await tools[0].invoke({"limit": 1})).is_error
+        process.kill()
+        process.wait(timeout=30)
+        with pytest.raises(ToolInfraError, match="connection lost"):
+            await tools[0].invoke({"limit": 1})
+
+
+async def test_a_server_that_cannot_start_is_one_clear_user_error(serve_gpus):
+    broken = shlex.join([*serve_gpus[:-1], "nosuch"])
+    with pytest.raises(UserError, match="could not start .*no domain 'nosuch'"):
+        async with connect(broken):
+            pass
+    with pytest.raises(UserError, match="mcp:COMMAND or mcp:URL"):
+        async with open_typed_tools("stdio:bench mcp serve gpus"):
+            pass
