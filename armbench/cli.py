@@ -405,16 +405,19 @@ def questions_list() -> None:
 @data_app.command("build")
 def data_build(
     source: Annotated[Optional[Path], typer.Option(help="The shared data folder.")] = None,
+    domain: Annotated[Optional[list[str]], typer.Option(help="Build only these domains.")] = None,
 ) -> None:
-    """Rebuild every domain's Parquet tables from the shared CSV files."""
+    """Rebuild every domain's (or --domain ...) Parquet tables from the shared CSV files."""
     from armbench.domains import DOMAINS
+    from armbench.domains import domain as find_domain
     from armbench.paths import SHARED_DATA_DIR
 
     shared = source or SHARED_DATA_DIR
-    missing = [name for name in DOMAINS if not (shared / name).is_dir()]
+    chosen = [find_domain(name) for name in domain or DOMAINS]  # an unknown domain stops here
+    missing = [entry.name for entry in chosen if not (shared / entry.name).is_dir()]
     if missing:
         raise UserError(f"shared data folder {shared} lacks {', '.join(missing)}; pass --source")
-    for entry in DOMAINS.values():
+    for entry in chosen:
         for path in entry.build_tables(shared):
             out.print(f"wrote {path}")
 
@@ -450,7 +453,10 @@ def mcp_serve(
 
 
 def main(argv: list[str] | None = None) -> None:
+    from armbench.domains import register_from_environment
+
     try:
+        register_from_environment()
         app(args=argv, standalone_mode=True)
     except UserError as error:
         err.print(f"[bold red]error:[/bold red] {error}", highlight=False)

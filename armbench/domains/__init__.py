@@ -1,6 +1,7 @@
 """DOMAINS: the only registry of domains. Adding a domain = its folder here + one line below
-(+ its question files). `ARMBENCH_DOMAINS=pkg.one,pkg.two` adds importable domain packages from
-outside the project (each defines `DOMAIN`), in this process and in the replica servers it starts.
+(+ its question files). A domain package from outside the project (it defines `DOMAIN`) joins with
+`register(DOMAIN)`, or for `bench` with `ARMBENCH_DOMAINS=pkg.one,pkg.two` (read by the CLI at start,
+not at import: a domain package imports this one, so importing it must not import them).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from armbench.errors import UserError
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DOMAINS", "Domain", "data_hash", "domain", "register", "tables"]
+__all__ = ["DOMAINS", "Domain", "data_hash", "domain", "register", "register_from_environment", "tables"]
 
 EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
 
@@ -35,15 +36,14 @@ def register(new: Domain) -> None:
     DOMAINS[new.name] = new
 
 
-def _register_extra() -> None:
+def register_from_environment() -> None:
+    """Register the domain packages `ARMBENCH_DOMAINS` names."""
     for module in filter(None, (m.strip() for m in os.environ.get(EXTRA_DOMAINS_ENV, "").split(","))):
         try:
             register(importlib.import_module(module).DOMAIN)
         except (ImportError, AttributeError) as error:
             raise UserError(f"{EXTRA_DOMAINS_ENV}: cannot load a DOMAIN from {module!r} ({error})") from None
 
-
-_register_extra()
 
 
 def domain(name: str) -> Domain:
