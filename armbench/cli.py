@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
-replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on tests.support.loopback.")
+replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on .")
 mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
@@ -125,12 +125,13 @@ def run(
     from armbench.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
     from armbench.models.replay import is_replay
     from armbench.models.retry import RetryPolicy
-    from armbench.run.runner import RunSetFailed, known_arms, run_set
+    from armbench.arms import ARMS
+    from armbench.run.runner import RunSetFailed, run_set
     from armbench.run.store import RunSetStore
 
     if request_timeout is None:
         request_timeout = default_request_timeout(model, 120.0)
-    arms = expand(arm, known_arms(), "arm")
+    arms = expand(arm, list(ARMS), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
     domains = expand(domain, available_domains(), "domain")
     if resume and out_dir and resume.resolve() != out_dir.resolve():

@@ -11,7 +11,7 @@ import asyncio
 import statistics
 import time
 
-from armbench.arms import ArmEnvironment
+from armbench.arms.environment import ArmEnvironment
 from armbench.run.agent import run_episode
 from armbench.questions import load_sets
 

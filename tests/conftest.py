@@ -56,7 +56,7 @@ def replica_env(monkeypatch):
 @pytest.fixture(scope="session")
 async def arm_env():
     """One replica server and one browser for the whole session, as a run set has."""
-    from armbench.arms import ArmEnvironment
+    from armbench.arms.environment import ArmEnvironment
 
     async with ArmEnvironment(["gpus"]) as env:
         yield env

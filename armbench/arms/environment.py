@@ -13,15 +13,13 @@ from typing import AsyncIterator
 from armbench.tools.base import Arm, OfferedTool, Tool
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.sandbox import ReplicaRoute
+from armbench.arms import ARMS
 from armbench.arms.tool_source import TypedTools, in_process_tools
 from armbench.tools.browser_tools import browser_tools
 from armbench.tools.web_tools import PythonTool, web_tools
 from armbench.errors import UserError
 from armbench.domains import domain as find_domain
 from armbench.replicas.serve import ReplicaEndpoint, endpoint, ensure_replicas
-
-ARM_NAMES = ("browsing", "tooled")
-
 
 class LazySession:
     """A run's browser session, opened on the run's first browser action.
@@ -68,8 +66,8 @@ class LazySession:
 
 
 def check_arm(name: str, domain: str) -> None:
-    if name not in ARM_NAMES:
-        raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARM_NAMES)}")
+    if name not in ARMS:
+        raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
     find_domain(domain)  # refuses an unknown domain
 
 
@@ -78,7 +76,7 @@ def arm_tools(
 ) -> list[OfferedTool]:
     """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
     tools: list[OfferedTool] = [*browser_tools(session), *web]
-    return tools + typed if name == "tooled" else tools
+    return tools + typed if ARMS[name].typed_tools else tools
 
 
 def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
@@ -117,7 +115,7 @@ class ArmEnvironment:
         return next(tool.isolation for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
 
     def typed(self, name: str, domain: str) -> list[OfferedTool]:
-        return self.typed_tools(domain) if name == "tooled" else []
+        return self.typed_tools(domain) if ARMS[name].typed_tools else []
 
     def template(self, name: str, domain: str) -> Arm:
         """The arm's tools without a live browser: enough for schemas and the manifest hash."""

@@ -16,7 +16,7 @@ from typing import AsyncIterator, Callable, Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from armbench.arms import ARM_NAMES, ArmEnvironment
+from armbench.arms.environment import ArmEnvironment
 from armbench.tools.base import Arm
 from armbench.arms.environment import resources_prompt
 from armbench.arms.tool_source import open_typed_tools
@@ -267,7 +267,3 @@ def _progress(show: bool) -> Progress:
         console=Console(stderr=True, soft_wrap=True),
         disable=not show,
     )
-
-
-def known_arms() -> list[str]:
-    return list(ARM_NAMES)

@@ -10,7 +10,7 @@ Isolation mode "bwrap+netns" (the normal one, needs bubblewrap and user namespac
   /bin, /lib... links), a fresh /proc and /dev, and three size-capped tmpfs mounts, /work (the
   cwd), /tmp and /dev/shm, which are the only writable places and vanish with the run. /etc,
   /root, /home and the checkout are not there at all.
-- The network namespace holds only tests.support.loopback. A replica is reached at its usual URL
+- The network namespace holds only loopback. A replica is reached at its usual URL
   `http://127.0.0.1:<port>/` because BOOTSTRAP, run by the sandbox's interpreter before the
   agent's code, listens on 127.0.0.1:<port> inside and pipes each connection to the replica's UNIX
   socket, bind-mounted at /run/replicas/<port>.sock. Anything else is unreachable by construction.

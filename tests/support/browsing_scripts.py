@@ -1,4 +1,4 @@
-"""Run a question's browsing solution as a plain-Python script against a replica on tests.support.loopback."""
+"""Run a question's browsing solution as a plain-Python script against a replica on loopback."""
 from __future__ import annotations
 
 import subprocess

@@ -2,7 +2,7 @@
 
 A throwaway HTTP server stands in for a replica: on a UNIX socket (answering "via unix") and on a
 host TCP port (answering "via tcp"). The route uses that same port number, so a sandbox that
-answers "via unix" proves it went through the forwarder, not the host's tests.support.loopback.
+answers "via unix" proves it went through the forwarder, not the host's loopback.
 """
 from __future__ import annotations
 
