@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: setup demo demo-oracle test test-local bench nightly nightly-live data local-model clean
+.PHONY: setup demo demo-oracle lint test test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	bash .ci/system-packages
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
 demo: setup
@@ -44,6 +44,11 @@ demo-oracle: setup
 	rm -rf results/demo-oracle
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo-oracle
 
+# The layer contract (pyproject's [tool.importlinter]: layers, independent domains, no cycles) and ruff.
+lint: setup
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff check armbench tests benchmarks
+
 test: setup
 	$(BIN)/python -m pytest
 
@@ -53,7 +58,7 @@ test-local: local-model
 
 # inspect-ai (the optional `bench` extra) is only for the run-engine comparison.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
 	touch $(BENCH_STAMP)
 
 bench: setup $(BENCH_STAMP)

@@ -116,21 +116,14 @@ def run(
 
     --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
     tools run for real, and each run records where its requests first differ from the recording."""
-    from armbench.models.client import provider_routing
-    from armbench.models.litellm_setup import register_price
-    from armbench.models.local import default_request_timeout
-    from armbench.models.preflight import check_model, check_priced
+    from armbench.models import get_model
     from armbench.paths import RESULTS_DIR
-    from armbench.run.plan import RunConfig
     from armbench.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
-    from armbench.models.replay import is_replay
-    from armbench.models.retry import RetryPolicy
     from armbench.arms import ARMS
     from armbench.run.runner import RunSetFailed, run_set
     from armbench.run.store import RunSetStore
+    from armbench.types import RunConfig
 
-    if request_timeout is None:
-        request_timeout = default_request_timeout(model, 120.0)
     arms = expand(arm, list(ARMS), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
     domains = expand(domain, available_domains(), "domain")
@@ -141,15 +134,18 @@ def run(
         positive(value, flag)
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
-    check_model(model)
+    resolved = get_model(model)
+    resolved.check()
+    if request_timeout is None:
+        request_timeout = resolved.default_request_timeout(120.0)
     prices = parse_price(price)
     if prices:
-        register_price(model, *prices)
-    if record and is_replay(model):
+        resolved.set_price(*prices)
+    if record and not resolved.recordable:
         raise UserError("--record records a model's replies; a replay has none of its own to record")
     if max_cost is not None or max_cost_per_run is not None:
-        check_priced(model)
-    routing = provider_routing(model, comma_list(provider_order), comma_list(provider_ignore))
+        resolved.check_priced()
+    routing = resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore))
     question_sets = load_sets(domains, sets if set_ != ALL else None)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
@@ -167,7 +163,7 @@ def run(
     store = RunSetStore(target)
     config = RunConfig(
         model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
-        retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
+        max_retries=max_retries, retry_base_delay=retry_base_delay,
         request_timeout=request_timeout, run_timeout=run_timeout,
         max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
@@ -218,19 +214,17 @@ def doctor(
     max_retries: MaxRetries = 2,
 ) -> None:
     """Probe a provider: does a tool call with a required argument survive the round trip?"""
-    from armbench.models.client import ModelClient, provider_routing
     from armbench.doctor import run_probe
-    from armbench.models.local import default_request_timeout
-    from armbench.models.preflight import check_model
+    from armbench.models import get_model
     from armbench.models.retry import RetryPolicy
 
-    if request_timeout is None:
-        request_timeout = default_request_timeout(model, 60.0)
     positive(request_timeout, "--request-timeout")
-    check_model(model)
-    client = ModelClient(
-        model,
-        provider_routing(model, comma_list(provider_order), comma_list(provider_ignore)),
+    resolved = get_model(model)
+    resolved.check()
+    if request_timeout is None:
+        request_timeout = resolved.default_request_timeout(60.0)
+    client = resolved.client(
+        resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
         RetryPolicy(max_retries=max_retries),
         request_timeout,
     )

@@ -8,43 +8,12 @@ that tool results reach the model. Each check is one line; any failure makes the
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from armbench.tools.base import Tool
-from armbench.models.client import ModelClient, ProviderFailure, served_by
-
-PROBE_TOOL = "armbench_probe"
-PROBE_PROMPT = (
-    'This is a connectivity check. Call the tool {tool} with word set to exactly "{word}". '
-    "When you have its result, reply with the code it returns, as: ANSWER: <code>"
-)
-
-
-class ProbeArgs(BaseModel):
-    word: str = Field(description="The word the user asked you to send, exactly.")
-
-
-class ProbeTool(Tool):
-    name = PROBE_TOOL
-    description = 'Records a word and returns a confirmation code. Example: {"word": "apple"}.'
-    Args = ProbeArgs
-
-    def __init__(self, code: str):
-        self.code = code
-
-    async def run(self, args: ProbeArgs) -> dict[str, Any]:
-        return {"received": args.word, "code": self.code}
-
-
-def probe_word(prompt: str) -> str | None:
-    """The word a probe prompt asks for (scripted models use this to answer the probe)."""
-    match = re.search(r'word set to exactly "([^"]*)"', prompt)
-    return match.group(1) if match else None
+from armbench.models.client import ModelCaller, ProviderFailure, served_by
+from armbench.models.probe import PROBE_PROMPT, PROBE_TOOL, ProbeTool
 
 
 @dataclass(frozen=True)
@@ -57,7 +26,7 @@ class Check:
         return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
 
 
-async def run_probe(client: ModelClient) -> list[Check]:
+async def run_probe(client: ModelCaller) -> list[Check]:
     """The checks in order; it stops at the first failure, since later ones depend on it."""
     word, tool = secrets.token_hex(4), ProbeTool(code=secrets.token_hex(3))
     messages: list[dict[str, Any]] = [

@@ -1,4 +1,4 @@
-"""Questions: the model, loading YAML sets, re-deriving references from data, and the lock.
+"""Question sets: loading YAML sets, re-deriving references from data, and the lock.
 
 A question set is a YAML file `questions/<domain>/<set>.yaml`. Every reference answer is a
 derivation (SQL over the replica tables) that `verify` re-runs; the lock pins each set's hash so
@@ -10,109 +10,18 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 import polars as pl
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
+from armbench.domains import domain, tables
 from armbench.errors import UserError
 from armbench.paths import LOCK_FILE, QUESTIONS_DIR
-from armbench.domains import domain, tables
+from armbench.types import Derivation, Question, SetName, Strict, render_value
 
-SetName = Literal["design", "heldout"]
-SET_NAMES: tuple[str, ...] = ("design", "heldout")
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Derivation(Strict):
-    """How the reference answer is computed: one SQL query over the replica tables.
-
-    Each result row gives one answer item: the first column, rendered with `format` when set
-    (e.g. "{:.1f}"), else with `str()`.
-    """
-
-    sql: str
-    format: str | None = None
-
-
-class ToolCall(Strict):
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class AnswerExtraction(Strict):
-    """Which part of the last tool result forms the answer.
-
-    `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
-    `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
-    python tool). `format` renders numbers (e.g. "{:.0f}").
-    """
-
-    source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
-    field: str | None = None
-    ties_on: str | None = None
-    format: str | None = None
-
-    @model_validator(mode="after")
-    def _rows_need_field(self) -> AnswerExtraction:
-        if self.source == "rows" and not self.field:
-            raise ValueError("answer.from = rows needs `field`")
-        return self
-
-    def apply(self, result: dict[str, Any]) -> list[str]:
-        if self.source == "stdout":
-            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
-        if self.source == "aggregate":
-            return [render_value(result["aggregate"]["value"], self.format)]
-        if self.source == "stdout":
-            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
-        rows = result["rows"]
-        if self.ties_on and rows:
-            rows = [row for row in rows if row[self.ties_on] == rows[0][self.ties_on]]
-        return [render_value(row[self.field], self.format) for row in rows]
-
-
-class Solution(Strict):
-    calls: list[ToolCall] = Field(min_length=1)
-    answer: AnswerExtraction
-
-
-class Question(Strict):
-    id: str
-    domain: str
-    set: SetName
-    text: str
-    premise: str | None = None
-    answer: list[str] = Field(min_length=1)
-    separator: str = ";"
-    answer_format: str
-    tie_rule: str | None = None
-    derivation: Derivation
-    source_rows: list[str] = Field(default_factory=list)
-    solutions: dict[str, Solution] = Field(default_factory=dict)
-    created: dt.date
-
-    def prompt(self) -> str:
-        """The user message: the question, its premise and how to format the answer."""
-        parts = [self.text]
-        if self.premise:
-            parts.append(f"Given: {self.premise}")
-        if self.tie_rule:
-            parts.append(f"Ties: {self.tie_rule}")
-        parts.append(f"Answer format: {self.answer_format}")
-        parts.append(
-            f"If there is more than one item, separate them with {self.separator!r}."
-        )
-        return "\n\n".join(parts)
-
-    def join_answer(self, items: list[str], separator: str | None = None) -> str:
-        """Items as an ANSWER line expects them: joined by the separator, plus a space if inline."""
-        glue = separator if separator is not None else self.separator
-        return glue.join(items) if glue.strip() == "" else f"{glue.strip()} ".join(items)
+SET_NAMES: tuple[str, ...] = get_args(SetName)
 
 
 class QuestionSet(Strict):
@@ -218,14 +127,6 @@ def load_sets(
 
 
 # --- references --------------------------------------------------------------------------------
-
-def render_value(value: Any, fmt: str | None) -> str:
-    if fmt is not None and value is not None:
-        return fmt.format(value)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
-
 
 def derive_answer(derivation: Derivation) -> list[str]:
     """Run the derivation's SQL over every replica table and render the first column."""

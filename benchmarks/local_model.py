@@ -30,7 +30,7 @@ def chat_text(step: dict) -> str:
 
 
 def measure_speed(run_set: Path) -> dict[str, float] | None:
-    from armbench.models.local import LOCAL_MODELS, load
+    from armbench.models.local_models import LOCAL_MODELS, load
 
     try:
         import llama_cpp  # noqa: F401

@@ -16,12 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from armbench.models.scripted import Turn
-from armbench.models.scripts import play_solution
-from armbench.run.plan import RunConfig
+from armbench.models.script_registry import Turn
 from armbench.questions import QuestionSet, load_sets
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 LATENCY = 1.0
 
@@ -62,6 +61,7 @@ def inspect_runs_per_second(question_sets: list[QuestionSet], epochs: int, concu
     from inspect_ai.tool import tool
 
     from armbench.domains.gpus.tools import GpuQuery
+    from armbench.models.scripts import play_solution  # after run_set's get_model has configured LiteLLM
 
     @tool
     def gpu_query():

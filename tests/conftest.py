@@ -8,11 +8,15 @@ import tempfile
 
 import pytest
 
-import armbench.models  # noqa: F401  (registers the scripted provider)
-from armbench.models.scripted import SCRIPTS
+from armbench.models import get_model
+from armbench.models.script_registry import SCRIPTS
 from armbench.questions import load_set_file, set_path
 from armbench.run.store import RunSetStore
 from tests.support.run_sets import build_two_arm_run_set
+
+# LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
+# before any test module imports LiteLLM or a test registers (and the fixture below restores) scripts.
+get_model("scripted/oracle")
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ import yaml
 from armbench.errors import UserError
 from armbench.paths import QUESTIONS_DIR
 from armbench.questions import (
-    AnswerExtraction,
     freeze,
     load_set_file,
     load_sets,
     unlocked_sets,
     verify,
 )
+from armbench.types import AnswerExtraction
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from itertools import combinations
 from operator import attrgetter
 from pathlib import Path
 
-from armbench.analysis.report import grouped, graded, summarize
+from armbench.analysis.report import graded, grouped, summarize
 from armbench.analysis.stats import Estimate, bootstrap_ratio, mcnemar_exact
-from armbench.run.store import RunRecord
 from armbench.analysis.tables import Table, percent, points
+from armbench.types import RunRecord
 
 ARM_UNIT = ("domain", "set", "question_id")
 RUN_SET_UNIT = ("domain", "set", "arm", "question_id")

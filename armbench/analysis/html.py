@@ -9,9 +9,9 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from armbench.analysis.plots import Plot
-from armbench.run.store import RunRecord
 from armbench.analysis.tables import Table
 from armbench.analysis.transcript import Turn, facts, truncate, verdict
+from armbench.types import RunRecord
 
 HTML_PREVIEW = {"system": 400, "tool": 3_000}
 

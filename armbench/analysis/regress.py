@@ -20,8 +20,8 @@ from operator import attrgetter
 from armbench.analysis.compare import RUN_SET_UNIT, QuestionDelta, compare
 from armbench.analysis.report import ARM_GROUP, graded, grouped
 from armbench.analysis.stats import mean, wilson_interval
-from armbench.run.store import RunRecord
 from armbench.analysis.tables import Table, percent, points
+from armbench.types import RunRecord
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,9 @@ from itertools import groupby
 from operator import attrgetter
 from typing import Callable, Iterable, TypeVar
 
-from armbench.grading.misses import MissReason, Outcome
 from armbench.analysis.stats import mean, median, pass_at_k, pass_hat_k, wilson_interval
-from armbench.run.store import RunRecord
 from armbench.analysis.tables import Table, number, percent, usd
+from armbench.types import MissReason, Outcome, RunRecord, Term
 
 K = TypeVar("K")
 ARM_GROUP = ("domain", "set", "arm")
@@ -82,24 +81,24 @@ class CountRow:
     domain: str
     set: str
     arm: str
-    counts: dict[str, int]
+    counts: dict[str, int]  # every value of the vocabulary counted, in its declared order
 
 
-def category_counts(records: list[RunRecord], field: str, categories: list[str]) -> list[CountRow]:
-    """Graded runs per value of `field` (an outcome or a miss reason), every category listed."""
+def category_counts(records: list[RunRecord], field: str, vocabulary: type[Term]) -> list[CountRow]:
+    """Graded runs per value of `field` (an outcome or a miss reason), every value listed."""
     rows = []
     for (domain, set_name, arm), runs in grouped(records, attrgetter(*ARM_GROUP)):
         seen = Counter(getattr(r, field) for r in graded(runs))
-        rows.append(CountRow(domain, set_name, arm, {c: seen[c] for c in categories}))
+        rows.append(CountRow(domain, set_name, arm, {term.value: seen[term] for term in vocabulary}))
     return rows
 
 
 def outcome_counts(records: list[RunRecord]) -> list[CountRow]:
-    return category_counts(records, "outcome", [o.value for o in Outcome])
+    return category_counts(records, "outcome", Outcome)
 
 
 def miss_counts(records: list[RunRecord]) -> list[CountRow]:
-    return category_counts(records, "miss_reason", [m.value for m in MissReason])
+    return category_counts(records, "miss_reason", MissReason)
 
 
 @dataclass(frozen=True)
@@ -189,15 +188,6 @@ def pass_k(records: list[RunRecord]) -> list[PassRow]:
 # --- tables -----------------------------------------------------------------------------------
 
 KEY_COLUMNS = ["domain", "set", "arm"]
-MISS_MEANING = {
-    MissReason.no_answer_budget.value: "no answer, out of budget",
-    MissReason.no_answer_stopped.value: "no answer, the model stopped",
-    MissReason.wrong_separator.value: "the right items joined with another separator",
-    MissReason.extra_text.value: "the right items with extra words",
-    MissReason.missing_items.value: "some items missing",
-    MissReason.extra_items.value: "all items plus extra ones",
-    MissReason.wrong.value: "anything else",
-}
 
 
 def summary_table(rows: list[ReportRow]) -> Table:
@@ -226,19 +216,25 @@ def summary_table(rows: list[ReportRow]) -> Table:
 
 
 def counts_table(
-    rows: list[CountRow], title: str, note: str, *, meanings: dict[str, str] | None = None, empty: str = ""
+    rows: list[CountRow],
+    vocabulary: type[Term],
+    title: str,
+    note: str,
+    *,
+    only_present: bool = False,
+    empty: str = "",
 ) -> Table:
-    """One column per category; given `meanings`, only the categories that occur, explained in the note."""
-    categories = list(rows[0].counts) if rows else []
-    if meanings is not None:
-        categories = [c for c in categories if any(r.counts[c] for r in rows)]
-        rows = [r for r in rows if any(r.counts[c] for c in categories)]
-        note += "".join(f" {c.replace('_', ' ')}: {meanings[c]}." for c in categories)
+    """One column per value of the vocabulary (with `only_present`, per value that occurs; rows
+    without one are left out), each value's meaning in the note."""
+    terms = list(vocabulary)
+    if only_present:
+        terms = [t for t in terms if any(r.counts[t] for r in rows)]
+        rows = [r for r in rows if any(r.counts[t] for t in terms)]
     return Table(
         title=title,
-        columns=KEY_COLUMNS + [c.replace("_", " ") for c in categories],
-        rows=[[r.domain, r.set, r.arm, *(str(r.counts[c]) for c in categories)] for r in rows],
-        note=note,
+        columns=KEY_COLUMNS + [t.label for t in terms],
+        rows=[[r.domain, r.set, r.arm, *(str(r.counts[t]) for t in terms)] for r in rows],
+        note=note + "".join(f" {t.label}: {t.meaning}." for t in terms),
         empty=empty or "nothing to show",
     )
 
@@ -290,14 +286,16 @@ def report_tables(records: list[RunRecord]) -> list[Table]:
         summary_table(summarize(records)),
         counts_table(
             outcome_counts(records),
+            Outcome,
             "Outcomes (DeepSearchQA categories)",
             "Graded runs per outcome. Only fully correct counts as correct.",
         ),
         counts_table(
             miss_counts(records),
+            MissReason,
             "Why runs missed",
             "Graded runs that missed, per reason (reasons that occur).",
-            meanings=MISS_MEANING,
+            only_present=True,
             empty="no graded run missed",
         ),
         tool_table(by_tool(records)),

@@ -7,8 +7,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from armbench.run.store import RunRecord
 from armbench.analysis.transcript import Turn, facts, truncate
+from armbench.types import RunRecord
 
 SYSTEM_PREVIEW = 240
 RESULT_PREVIEW = 1_500

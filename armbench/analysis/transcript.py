@@ -10,7 +10,8 @@ from functools import cache
 from pathlib import Path
 
 from armbench.errors import UserError
-from armbench.run.store import RunRecord, RunSetStore, open_run_set
+from armbench.run.store import RunSetStore, open_run_set
+from armbench.types import RunRecord, Term
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,11 @@ def locate(run_id: str, run_set: Path | None, results: Path) -> tuple[RunSetStor
     raise UserError(f"no run {run_id!r} in any run set under {results}; pass --run-set DIR")
 
 
+def described(term: Term | None) -> str:
+    """A stored value with its meaning, e.g. `budget (the tool-call budget was spent)`."""
+    return "—" if term is None else f"{term} ({term.meaning})"
+
+
 def verdict(record: RunRecord) -> str:
     if record.correct is None:
         return "infra error (not graded)"
@@ -121,9 +127,9 @@ def facts(record: RunRecord, reference: list[str] | None) -> list[tuple[str, str
         ("answer", record.answer if record.answer is not None else "(none)"),
         ("reference", "(unknown: the question set changed since the run)" if reference is None else " | ".join(reference)),
         ("grade", verdict(record)),
-        ("outcome", record.outcome or "—"),
-        ("miss reason", record.miss_reason or "—"),
-        ("stop reason", record.stop_reason),
+        ("outcome", described(record.outcome)),
+        ("miss reason", described(record.miss_reason)),
+        ("stop reason", described(record.stop_reason)),
         ("actions", f"{record.actions}" + (f" ({tools})" if tools else "") + f", {record.tool_errors} tool error(s)"),
         ("tokens", f"{record.prompt_tokens:,} in, {record.completion_tokens:,} out"),
         ("cost", cost),
@@ -131,4 +137,6 @@ def facts(record: RunRecord, reference: list[str] | None) -> list[tuple[str, str
     ]
     if record.error:
         lines.append(("error", record.error))
+    if record.error_kind:
+        lines.append(("error kind", described(record.error_kind)))
     return lines

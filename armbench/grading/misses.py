@@ -1,34 +1,9 @@
-"""Outcome categories (DeepSearchQA-style) and the reason a graded answer missed."""
-
-from enum import StrEnum
-from typing import Literal
+"""An answer's outcome (DeepSearchQA's categories) and, when it missed, the reason why."""
 
 from armbench.grading.normalize import split_items
-
-StopReason = Literal["answered", "budget", "stopped", "timeout", "cost_cap", "token_cap", "context_window"]
-# The run ended on a harness limit (wall time, cost, tokens) or a full context window.
-_LIMIT_STOPS = ("timeout", "cost_cap", "token_cap", "context_window")
+from armbench.types import MissReason, Outcome, StopReason
 
 _ALTERNATIVE_SEPARATORS = (",", ";", "|", "\n")
-
-
-class Outcome(StrEnum):
-    fully_correct = "fully_correct"
-    correct_with_extraneous = "correct_with_extraneous"
-    partially_correct = "partially_correct"
-    fully_incorrect = "fully_incorrect"
-    no_answer = "no_answer"
-
-
-class MissReason(StrEnum):
-    no_answer_budget = "no_answer_budget"
-    no_answer_stopped = "no_answer_stopped"
-    no_answer_limit = "no_answer_limit"
-    wrong_separator = "wrong_separator"
-    extra_text = "extra_text"
-    missing_items = "missing_items"
-    extra_items = "extra_items"
-    wrong = "wrong"
 
 
 def classify_outcome(answer: set[str], reference: set[str]) -> Outcome:
@@ -51,9 +26,9 @@ def classify_miss(
 ) -> MissReason | None:
     """Why `answer` (the normalised items of `answer_text`) missed `reference`, or None."""
     if not answer:
-        if stop_reason == "budget":
+        if stop_reason is StopReason.budget:
             return MissReason.no_answer_budget
-        if stop_reason in _LIMIT_STOPS:
+        if stop_reason.is_limit:
             return MissReason.no_answer_limit
         return MissReason.no_answer_stopped
     if answer == reference:

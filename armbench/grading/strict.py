@@ -4,8 +4,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from armbench.grading.misses import MissReason, Outcome, StopReason, classify_miss, classify_outcome
+from armbench.grading.misses import classify_miss, classify_outcome
 from armbench.grading.normalize import normalize_item, split_items
+from armbench.types import MissReason, Outcome, StopReason
 
 __all__ = ["Grade", "extract_answer", "grade", "split_items"]
 

@@ -1,7 +1,9 @@
 """One model call as the run engine makes it: rate limited, bounded in time, retried when transient.
 
 Our retry policy is the only one: LiteLLM and the provider SDKs are told not to retry
-(`max_retries=0`), so `--max-retries` means what it says.
+(`max_retries=0`), so `--max-retries` means what it says. A client is built by the Model
+`get_model` returns, which has configured LiteLLM by then; so LiteLLM is imported where a call
+needs it, and importing this module (as the run loop does) loads none of it.
 """
 from __future__ import annotations
 
@@ -10,9 +12,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import litellm
-
-from armbench.errors import UserError
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.retry import RetryPolicy, is_transient
 
@@ -27,6 +26,13 @@ class ProviderFailure(Exception):
         super().__init__(str(error) if name in str(error) else f"{name}: {error}")
         self.error = error
         self.attempts = attempts
+
+    @property
+    def context_window_exceeded(self) -> bool:
+        """The conversation outgrew the model's context: the agent's failure, not the provider's."""
+        from litellm import ContextWindowExceededError
+
+        return isinstance(self.error, ContextWindowExceededError)
 
 
 class ModelCaller(Protocol):
@@ -50,6 +56,8 @@ class ModelClient:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, tool_choice: Any = None
     ) -> tuple[Any, int]:
         """The response and how many retries it took; raises ProviderFailure."""
+        import litellm
+
         attempt = 0
         while True:
             if self.limiter is not None:
@@ -72,23 +80,6 @@ class ModelClient:
                     raise ProviderFailure(error, attempt + 1) from error
                 await asyncio.sleep(self.retry.delay(attempt, error, self.rng))
                 attempt += 1
-
-
-def provider_routing(model: str, order: list[str], ignore: list[str]) -> dict[str, Any]:
-    """LiteLLM kwargs for OpenRouter's provider routing (`provider.order`, `provider.ignore`)."""
-    if not order and not ignore:
-        return {}
-    if not model.startswith("openrouter/"):
-        raise UserError(
-            f"--provider-order/--provider-ignore route OpenRouter requests; {model!r} is not an "
-            "openrouter/ model"
-        )
-    routing: dict[str, Any] = {}
-    if order:
-        routing["order"] = order
-    if ignore:
-        routing["ignore"] = ignore
-    return {"extra_body": {"provider": routing}}
 
 
 def served_by(response: Any) -> str | None:

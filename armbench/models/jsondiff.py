@@ -21,7 +21,7 @@ def first_difference(recorded: Any, current: Any, path: str = "") -> str | None:
         extra = [k for k in current if k not in recorded]
         return f"{_at(path)}new key {extra[0]!r}" if extra else None
     if isinstance(recorded, list) and isinstance(current, list):
-        for index, (old, new) in enumerate(zip(recorded, current)):
+        for index, (old, new) in enumerate(zip(recorded, current, strict=False)):
             found = first_difference(old, new, f"{path}[{index}]")
             if found:
                 return found
@@ -37,7 +37,7 @@ def first_difference(recorded: Any, current: Any, path: str = "") -> str | None:
 
 def _text_difference(recorded: str, current: str) -> str:
     """Long texts (a page snapshot) differ somewhere in the middle: show that place, not the start."""
-    at = next((i for i, (a, b) in enumerate(zip(recorded, current)) if a != b), min(len(recorded), len(current)))
+    at = next((i for i, (a, b) in enumerate(zip(recorded, current, strict=False)) if a != b), min(len(recorded), len(current)))
     if len(recorded) <= MAX_SHOWN and len(current) <= MAX_SHOWN:
         return f"recorded {_show(recorded)}, now {_show(current)}"
     start = max(0, at - 20)

@@ -10,79 +10,42 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import litellm
 from litellm import CustomLLM, ModelResponse
 
-from armbench.errors import UserError
+from armbench.models.litellm_setup import add_custom_provider
+from armbench.models.local_models import LOCAL_MODELS, LocalModelSpec, check_installed, load, local_model
+from armbench.models.model import Model
+from armbench.models.pricing import register_price
 from armbench.models.text_tool_calls import parse_tool_calls
-from armbench.paths import ROOT
 
-MODELS_DIR = Path(os.environ.get("ARMBENCH_MODELS_DIR", ROOT / "models"))
-
-
-@dataclass(frozen=True)
-class LocalModel:
-    name: str
-    filename: str
-    context_tokens: int = 16_384
-    max_new_tokens: int = 512  # a tool call or an answer line; a small model's rambling stops here
-    request_timeout: float = 1800.0  # seconds per call: a long prompt takes minutes on 2 cores
-
-    @property
-    def path(self) -> Path:
-        return MODELS_DIR / self.filename
-
-
-LOCAL_MODELS = {
-    "qwen2.5-coder-0.5b": LocalModel("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-}
+PROVIDER = "local"
 GENERATOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
 
 
-def default_request_timeout(model: str, otherwise: float) -> float:
-    """A local model's own request timeout; `otherwise` for any other model."""
-    provider, _, name = model.partition("/")
-    return LOCAL_MODELS[name].request_timeout if provider == "local" and name in LOCAL_MODELS else otherwise
+def set_up() -> None:
+    """Route `local/...` to llama.cpp, at $0 a token (once: get_model's loader)."""
+    add_custom_provider(PROVIDER, LocalProvider())
+    for name in LOCAL_MODELS:
+        register_price(f"{PROVIDER}/{name}", PROVIDER, 0.0, 0.0)
 
 
-def local_model(name: str) -> LocalModel:
-    spec = LOCAL_MODELS.get(name)
-    if spec is None:
-        raise UserError(f"no local model {name!r}; local models: {', '.join(LOCAL_MODELS)}")
-    return spec
+class LocalModel(Model):
+    provider = PROVIDER
 
+    def check(self) -> None:
+        """Refuse an unknown local model, or one whose runtime or weights are not installed."""
+        check_installed(local_model(self.name.partition("/")[2]))
 
-def check_installed(spec: LocalModel) -> None:
-    """Refuse early, with the fix, when the runtime or the weights are missing."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise UserError("llama-cpp-python is not installed; run `make local-model`") from None
-    if not spec.path.exists():
-        raise UserError(f"model weights missing at {spec.path}; run `make local-model`")
-
-
-@cache
-def load(spec: LocalModel):
-    from llama_cpp import Llama
-
-    return Llama(
-        model_path=str(spec.path),
-        n_ctx=spec.context_tokens,
-        n_threads=os.cpu_count() or 2,
-        seed=0,
-        verbose=False,
-    )
+    def default_request_timeout(self, otherwise: float) -> float:
+        spec = LOCAL_MODELS.get(self.name.partition("/")[2])
+        return spec.request_timeout if spec else otherwise
 
 
 class EndWhenAbandoned:
@@ -101,7 +64,7 @@ class EndWhenAbandoned:
         return scores
 
 
-def generate(spec: LocalModel, request: dict[str, Any], stop: EndWhenAbandoned) -> dict:
+def generate(spec: LocalModelSpec, request: dict[str, Any], stop: EndWhenAbandoned) -> dict:
     """On the generator thread."""
     model = load(spec)
     stop.end_token = model.token_eos()
@@ -131,12 +94,12 @@ class LocalProvider(CustomLLM):
             if "exceed context window" not in str(error):
                 raise
             raise litellm.ContextWindowExceededError(
-                message=str(error), model=f"local/{model}", llm_provider="local") from None
+                message=str(error), model=f"local/{model}", llm_provider=PROVIDER) from None
         tool_names = [tool["function"]["name"] for tool in tools]
         return to_model_response(model, output, tool_names)
 
     def completion(self, *args: Any, **kwargs: Any):
-        raise litellm.BadRequestError(message="local models are async-only", llm_provider="local", model="local")
+        raise litellm.BadRequestError(message="local models are async-only", llm_provider=PROVIDER, model=PROVIDER)
 
 
 def to_model_response(model: str, output: dict, tool_names: list[str]) -> ModelResponse:
@@ -167,6 +130,3 @@ def to_model_response(model: str, output: dict, tool_names: list[str]) -> ModelR
         },
     )
     return response
-
-
-PROVIDER = LocalProvider()

@@ -1,22 +1,14 @@
-"""Record the model's side of a run set, and replay it: the model's turns come from the
-recording, the tools run for real against today's replicas and tools.
+"""`replay/<run-set dir>`: the model's turns come from a recorded run set (recording.py), the
+tools run for real against today's replicas and tools.
 
-    <run-set>/recording/<run_id>.jsonl   one line per model call of that run
-
-A line holds `sent`, the messages the harness added since the model's previous turn (the system
-prompt and question at step 0, tool results after that), a digest of the offered tools, and the
-model's response (or the provider failure). The model's own turns are not stored twice: each is
-the previous step's response. So a replay whose `sent` matches at every step made exactly the
-recorded requests (the model's own turns, echoed back, are checked against the recorded
-responses too), and the first step where it does not — a changed tool result, question or prompt,
-or a run that ends before the recording does — is the run's divergence, reported in its record and
-failed by `bench regress`. A model call cut short by the run timeout is recorded as `interrupted`
-and replayed as the same timeout.
+A replay whose `sent` matches the recording at every step made exactly the recorded requests (the
+model's own turns, echoed back, are checked against the recorded responses too), and the first
+step where it does not — a changed tool result, question or prompt, or a run that ends before the
+recording does — is the run's divergence, reported in its record and failed by `bench regress`. A
+call recorded as `interrupted` by the run timeout is replayed as the same timeout.
 """
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,56 +17,48 @@ from typing import Any
 import litellm
 from litellm import ModelResponse
 
-from armbench.run.agent import assistant_message
-from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.errors import UserError
+from armbench.models.client import DEFAULT_REQUEST_TIMEOUT, ModelCaller, ProviderFailure
 from armbench.models.jsondiff import first_difference, parsed
-from armbench.run.store import RunSetStore
+from armbench.models.model import Model, RunCallers
+from armbench.models.ratelimit import RpmLimiter
+from armbench.models.recording import recording_dir, recording_path, tools_digest
+from armbench.models.retry import RetryPolicy
+from armbench.types import ReplayOf, RunConfig
 
-PREFIX = "replay/"
-
-
-def is_replay(model: str) -> bool:
-    return model.startswith(PREFIX)
-
-
-def tools_digest(tools: list[dict[str, Any]] | None) -> str:
-    return hashlib.sha256(json.dumps(tools or [], sort_keys=True).encode()).hexdigest()
+MANIFEST = "manifest.json"  # the recorded run set's own manifest (armbench.run.store writes it)
 
 
-class Recorder:
-    """A model caller for one run that passes calls through and writes each exchange down."""
+class ReplayModel(Model):
+    provider = "replay"
+    recordable = False  # its replies are the recording's: there are none of its own to record
 
-    def __init__(self, inner: ModelCaller, path: Path):
-        self.inner = inner
-        self.path = path
-        self.step = 0
-        self.seen = 0  # messages the recording already holds (sent, or the model's own turns)
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.directory = Path(name.partition("/")[2])
 
-    async def complete(self, messages, tools, tool_choice=None):
-        line: dict[str, Any] = {"step": self.step, "sent": messages[self.seen:], "tools": tools_digest(tools)}
-        if self.step == 0:
-            line["tool_schemas"] = tools or []
-        try:
-            response, retries = await self.inner.complete(messages, tools, tool_choice)
-        except ProviderFailure as failure:
-            line["failure"] = {"type": type(failure.error).__name__, "message": str(failure),
-                               "attempts": failure.attempts}
-            self._write(line)
-            raise
-        except asyncio.CancelledError:  # the run timeout (or Ctrl-C, whose run is redone anyway)
-            self._write({**line, "interrupted": True})
-            raise
-        line.update(response=response_dict(response), retries=retries)
-        self._write(line)
-        self.step += 1
-        self.seen = len(messages) + 1  # + the assistant turn the loop appends from this response
-        return response, retries
+    def check(self) -> None:
+        Recording(self.directory)  # refuses a folder that holds no recording
 
-    def _write(self, line: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("w" if line["step"] == 0 else "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    def client(
+        self,
+        completion_kwargs: dict[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        limiter: RpmLimiter | None = None,
+    ) -> ModelCaller:
+        raise UserError(f"{self.name} plays a recording back; there is no live model to call")
+
+    def callers(self, config: RunConfig, run_ids: list[str], run_set: Path) -> RunCallers:
+        """A player per run, each answering from that run's recording (all read before any run starts)."""
+        recording = Recording(self.directory)
+        steps = recording.load(run_ids)
+        return RunCallers(
+            for_run=lambda run_id: Player(run_id, steps[run_id]),
+            replay_of=ReplayOf(directory=str(recording.directory), model=recording.recorded_model,
+                               git_commit=recording.manifest.get("git_commit")),
+            divergence=Player.final_divergence,
+        )
 
 
 @dataclass
@@ -137,17 +121,13 @@ class Recording:
 
     def __init__(self, directory: Path):
         self.directory = directory
-        self.store = RunSetStore(directory)
-        if not self.store.recording_dir.is_dir():
+        if not recording_dir(directory).is_dir():
             raise UserError(
-                f"{directory} holds no recording ({self.store.recording_dir.name}/ is missing); record "
+                f"{directory} holds no recording ({recording_dir(directory).name}/ is missing); record "
                 "a run set with `bench run --record --out DIR`, then replay it with --model replay/DIR"
             )
-        self.manifest = self.store.manifest() if self.store.manifest_path.exists() else {}
-
-    @classmethod
-    def from_model(cls, model: str) -> Recording:
-        return cls(Path(model[len(PREFIX):]))
+        manifest = directory / MANIFEST
+        self.manifest = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
 
     @property
     def recorded_model(self) -> str | None:
@@ -155,7 +135,7 @@ class Recording:
 
     def load(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         """Every planned run's recorded steps, read before any run starts so a gap fails early."""
-        missing = [run_id for run_id in run_ids if not self.store.recording_path(run_id).exists()]
+        missing = [run_id for run_id in run_ids if not recording_path(self.directory, run_id).exists()]
         if missing:
             shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
             raise UserError(
@@ -165,7 +145,7 @@ class Recording:
         return {run_id: self._steps(run_id) for run_id in run_ids}
 
     def _steps(self, run_id: str) -> list[dict[str, Any]]:
-        path = self.store.recording_path(run_id)
+        path = recording_path(self.directory, run_id)
         try:
             return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         except (OSError, ValueError) as error:
@@ -178,7 +158,7 @@ def request_difference(line: dict[str, Any], sent: list[dict[str, Any]], tools, 
         where = first_difference(_by_name(schemas), _by_name(tools or []))
         return f"the offered tools differ ({where or 'schemas changed'})"
     recorded = line.get("sent", [])
-    for old, new in zip(recorded, sent):
+    for old, new in zip(recorded, sent, strict=False):
         if old != new:
             where = first_difference(_comparable(old), _comparable(new))
             return f"{_describe(old)} differs at {where}" if where else f"{_describe(old)} differs in JSON formatting or key order"
@@ -208,27 +188,6 @@ def _describe(message: dict[str, Any]) -> str:
     if role == "tool":
         return f"the result of {message.get('name', 'a tool')} ({message.get('tool_call_id')})"
     return {"system": "the system prompt", "user": "the question"}.get(role, f"a {role} message")
-
-
-def response_dict(response: Any) -> dict[str, Any]:
-    """What a replay needs of a response: the message, finish reason, usage, cost and provider."""
-    choice = response.choices[0]
-    message = choice.message
-    recorded = assistant_message(message.content, list(message.tool_calls or []))
-    extra = getattr(message, "provider_specific_fields", None)
-    if extra:
-        recorded["provider_specific_fields"] = extra
-    usage = getattr(response, "usage", None)
-    hidden = getattr(response, "_hidden_params", None) or {}
-    return {
-        "model": response.model,
-        "message": recorded,
-        "finish_reason": choice.finish_reason,
-        "usage": {"prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
-                  "completion_tokens": getattr(usage, "completion_tokens", 0) or 0},
-        "cost_usd": hidden.get("response_cost"),
-        "provider": served_by(response),
-    }
 
 
 def response_from_dict(recorded: dict[str, Any]) -> ModelResponse:

@@ -8,24 +8,30 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cache
 
-import litellm
-
-TRANSIENT_TYPES: tuple[type[BaseException], ...] = (
-    litellm.RateLimitError,
-    litellm.InternalServerError,
-    litellm.ServiceUnavailableError,
-    litellm.BadGatewayError,
-    litellm.APIConnectionError,  # includes litellm.Timeout
-    litellm.Timeout,
-    ConnectionError,  # a reset socket that escaped LiteLLM's mapping
-    TimeoutError,  # our own per-request deadline
-)
 TRANSIENT_STATUS = {408, 409, 425, 429}
 
 
+@cache
+def transient_types() -> tuple[type[BaseException], ...]:
+    """LiteLLM's transient errors, read when a call first fails (LiteLLM is loaded and configured by then)."""
+    import litellm
+
+    return (
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+        litellm.APIConnectionError,  # includes litellm.Timeout
+        litellm.Timeout,
+        ConnectionError,  # a reset socket that escaped LiteLLM's mapping
+        TimeoutError,  # our own per-request deadline
+    )
+
+
 def is_transient(error: BaseException) -> bool:
-    if isinstance(error, TRANSIENT_TYPES):
+    if isinstance(error, transient_types()):
         return True
     status = getattr(error, "status_code", None)
     return isinstance(status, int) and (status in TRANSIENT_STATUS or status >= 500)

@@ -1,23 +1,22 @@
-"""The scripted LiteLLM provider: `scripted/<name>` plays a deterministic script instead of a model.
+"""`scripted/<name>`: a deterministic script plays the model, behind LiteLLM.
 
 A script is a function from what a model would see (the messages and the offered tools) to a
-reply: text, tool calls, or a raised provider error. Scripts drive the tests, `scripted/oracle`
-checks that every question is solvable with its arm's tools, and the fault scripts let tests see
-how the harness survives a misbehaving provider. Options after a `+` add latency or random faults
-to any script (`scripted/oracle+faults=0.2,seed=1`; see `faults.py`). Only the model is
-scripted: tools, grading and recording run for real.
+reply: text, tool calls, or a raised provider error (script_registry.py). Scripts drive the tests,
+`scripted/oracle` checks that every question is solvable with its arm's tools, and the fault
+scripts let tests see how the harness survives a misbehaving provider. Options after a `+` add
+latency or random faults to any script (`scripted/oracle+faults=0.2,seed=1`; see `faults.py`).
+Only the model is scripted: tools, grading and recording run for real.
 """
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import litellm
 from litellm import CustomLLM, ModelResponse
 
+from armbench.errors import UserError
 from armbench.models.faults import (
     PROVIDER_FAULTS,
     Misbehaviour,
@@ -25,59 +24,31 @@ from armbench.models.faults import (
     parse_options,
     raise_provider_fault,
 )
-from armbench.models.litellm_setup import register_price
+from armbench.models.litellm_setup import add_custom_provider
+from armbench.models.model import Model
+from armbench.models.pricing import price_per_million, register_price
+from armbench.models.script_registry import SCRIPTS, Reply, Script, Turn, register_script
+from armbench.models.scripts import BUILT_IN_SCRIPTS
+
+PROVIDER = "scripted"
 
 
-@dataclass(frozen=True)
-class ScriptedToolCall:
-    name: str
-    arguments: dict[str, Any] | str  # a str is sent verbatim (e.g. malformed JSON)
-
-    def wire_arguments(self) -> str:
-        if isinstance(self.arguments, str):
-            return self.arguments
-        return json.dumps(self.arguments)
+def set_up() -> None:
+    """Route `scripted/...` to the scripts and register the built-in ones (once: get_model's loader)."""
+    add_custom_provider(PROVIDER, ScriptedProvider())
+    for name, script in BUILT_IN_SCRIPTS.items():
+        register_script(name)(script)
 
 
-@dataclass(frozen=True)
-class Reply:
-    text: str | None = None
-    tool_calls: list[ScriptedToolCall] = field(default_factory=list)
+class ScriptedModel(Model):
+    provider = PROVIDER  # priced per script: $0 unless registered with free=False
 
-
-@dataclass(frozen=True)
-class Turn:
-    """What a script sees: exactly what a model would."""
-
-    messages: list[dict[str, Any]]
-    tool_names: list[str]
-
-    @property
-    def user_prompt(self) -> str:
-        return next(str(m.get("content") or "") for m in self.messages if m.get("role") == "user")
-
-    def tool_results(self) -> list[str]:
-        return [str(m.get("content") or "") for m in self.messages if m.get("role") == "tool"]
-
-
-Script = Callable[[Turn], Reply]
-SCRIPTS: dict[str, Script] = {}
-
-
-def register_script(name: str, *, free: bool = True) -> Callable[[Script], Script]:
-    """Register `fn` as `scripted/<name>`. Tests register their own scripts the same way.
-
-    A scripted model costs nothing, so it is priced at $0 unless `free=False`, which leaves it
-    unpriced (its cost is then recorded as unknown, as for any model LiteLLM cannot price).
-    """
-
-    def decorate(fn: Script) -> Script:
-        SCRIPTS[name] = fn
-        if free:
-            register_price(f"scripted/{name}", 0.0, 0.0)
-        return fn
-
-    return decorate
+    def check(self) -> None:
+        """Refuse an unknown script or a bad option."""
+        try:
+            resolve(self.name.partition("/")[2])
+        except ValueError as error:
+            raise UserError(str(error)) from None
 
 
 _MISBEHAVIOURS: dict[str, Misbehaviour] = {}  # per model string, so each keeps one random stream
@@ -91,11 +62,9 @@ def resolve(model: str) -> tuple[Script, Misbehaviour]:
         raise ValueError(f"no script {name!r}; scripts: {', '.join(sorted(SCRIPTS))}")
     if model not in _MISBEHAVIOURS:
         _MISBEHAVIOURS[model] = parse_options(options)
-        base = litellm.model_cost.get(f"scripted/{name}")
-        if options and base and base.get("input_cost_per_token") is not None:
-            register_price(
-                f"scripted/{model}", base["input_cost_per_token"] * 1e6, base["output_cost_per_token"] * 1e6
-            )
+        base = price_per_million(f"{PROVIDER}/{name}")
+        if options and base:  # the options change how the script behaves, not what it costs
+            register_price(f"{PROVIDER}/{model}", PROVIDER, *base)
     return script, _MISBEHAVIOURS[model]
 
 
@@ -108,7 +77,7 @@ class ScriptedProvider(CustomLLM):
         try:
             script, misbehaviour = resolve(model)
         except ValueError as error:
-            raise litellm.NotFoundError(message=str(error), llm_provider="scripted", model=model) from None
+            raise litellm.NotFoundError(message=str(error), llm_provider=PROVIDER, model=model) from None
         await misbehaviour.delay()
         fault = misbehaviour.draw()
         if fault in PROVIDER_FAULTS:
@@ -125,7 +94,7 @@ class ScriptedProvider(CustomLLM):
 
     def completion(self, *args: Any, **kwargs: Any):
         raise litellm.BadRequestError(
-            message="scripted models are async-only", llm_provider="scripted", model="scripted"
+            message="scripted models are async-only", llm_provider=PROVIDER, model=PROVIDER
         )
 
 
@@ -161,6 +130,3 @@ def to_model_response(model: str, turn: Turn, reply: Reply) -> ModelResponse:
             "total_tokens": prompt_tokens + completion_tokens,
         },
     )
-
-
-PROVIDER = ScriptedProvider()

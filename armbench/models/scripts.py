@@ -1,4 +1,7 @@
-"""Built-in scripts: the oracle (a reference policy, not a language model) and provider faults."""
+"""Built-in scripts: the oracle (a reference policy, not a language model) and provider faults.
+
+The scripted provider registers BUILT_IN_SCRIPTS when it is set up.
+"""
 from __future__ import annotations
 
 import json
@@ -6,9 +9,10 @@ from functools import cache
 
 import litellm
 
-from armbench.doctor import PROBE_TOOL, probe_word
-from armbench.models.scripted import Reply, ScriptedToolCall, Turn, register_script
-from armbench.questions import Question, Solution, load_sets
+from armbench.models.probe import PROBE_TOOL, probe_word
+from armbench.models.script_registry import Reply, Script, ScriptedToolCall, Turn
+from armbench.questions import load_sets
+from armbench.types import Question, Solution
 
 ORACLE_PREFERENCE = ("tooled", "browsing")
 
@@ -60,35 +64,39 @@ def play_probe(turn: Turn, *, drop_arguments: bool = False) -> Reply:
     return Reply(text=f"ANSWER: {code}")
 
 
-@register_script("oracle")
 def oracle(turn: Turn) -> Reply:
     return play_solution(turn)
 
 
-@register_script("drop-args")
 def drop_args(turn: Turn) -> Reply:
     """The oracle behind a provider that silently drops tool arguments (seen in the study)."""
     return play_solution(turn, drop_arguments=True)
 
 
-@register_script("malformed-json")
 def malformed_json(turn: Turn) -> Reply:
     """Always sends tool arguments that are not JSON; the harness must keep going until budget."""
     return Reply(tool_calls=[ScriptedToolCall(turn.tool_names[0], '{"filters": [')])
 
 
-@register_script("rate-limit")
 def rate_limit(turn: Turn) -> Reply:
     raise litellm.RateLimitError(message="scripted 429", llm_provider="scripted", model="rate-limit")
 
 
-@register_script("server-error")
 def server_error(turn: Turn) -> Reply:
     raise litellm.InternalServerError(
         message="scripted 500", llm_provider="scripted", model="server-error"
     )
 
 
-@register_script("timeout")
 def timeout(turn: Turn) -> Reply:
     raise litellm.Timeout(message="scripted timeout", model="timeout", llm_provider="scripted")
+
+
+BUILT_IN_SCRIPTS: dict[str, Script] = {
+    "oracle": oracle,
+    "drop-args": drop_args,
+    "malformed-json": malformed_json,
+    "rate-limit": rate_limit,
+    "server-error": server_error,
+    "timeout": timeout,
+}

@@ -71,7 +71,7 @@ def ensure_weights(target: Path) -> Path:
 
 
 if __name__ == "__main__":
-    from armbench.models.local import LOCAL_MODELS
+    from armbench.models.local_models import LOCAL_MODELS
 
     for spec in LOCAL_MODELS.values():
         print(f"{spec.name}: {ensure_weights(spec.path)}")

@@ -19,17 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import litellm
-
-import armbench.models  # noqa: F401  (registers the offline providers)
 from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.grading.strict import extract_answer
-from armbench.models.client import ModelCaller, ModelClient, ProviderFailure, served_by
+from armbench.models import get_model
+from armbench.models.client import ModelCaller, ProviderFailure, served_by
+from armbench.models.messages import assistant_message
 from armbench.run.limits import RunLimits
-from armbench.questions import Question
-from armbench.run.store import ErrorKind
-
-DEFAULT_BUDGET = 24
+from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 
 SYSTEM_PROMPT = """\
 You are a careful research agent. Answer the user's question using the tools you are given; \
@@ -44,9 +40,6 @@ ANSWER: <your answer>
 If the answer has several items, put all of them on that one line, joined by the separator the \
 question asks for. Write each item exactly in the format the question asks for, with no extra words."""
 
-StopReason = Literal[
-    "answered", "stopped", "budget", "infra_error", "timeout", "cost_cap", "token_cap", "context_window"
-]
 Phase = Literal["model", "tool", "agent"]
 
 
@@ -81,7 +74,7 @@ class Usage:
 class Episode:
     final_message: str | None = None
     answer: str | None = None
-    stop_reason: StopReason = "stopped"
+    stop_reason: StopReason = StopReason.stopped
     error: str | None = None
     error_kind: ErrorKind | None = None
     usage: Usage = field(default_factory=Usage)
@@ -117,7 +110,7 @@ async def run_episode(
     resources: str = "",
     limits: RunLimits = RunLimits(),
 ) -> Episode:
-    client = ModelClient(model) if isinstance(model, str) else model
+    client = get_model(model).client() if isinstance(model, str) else model
     episode = Episode()
     started = time.perf_counter()
     messages: list[dict[str, Any]] = [
@@ -137,9 +130,9 @@ async def run_episode(
 
 def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
     where = {"model": "waiting for the model", "tool": "while a tool ran", "agent": "in the agent loop"}
-    kind: ErrorKind = "infra" if episode.waiting_on == "model" else "agent"
+    kind = ErrorKind.infra if episode.waiting_on == "model" else ErrorKind.agent
     limit = f" ({timeout:g} s)" if timeout else ""  # none set: a replay of a recorded timeout
-    episode.end("timeout", f"run timeout{limit} {where[episode.waiting_on]}", kind)
+    episode.end(StopReason.timeout, f"run timeout{limit} {where[episode.waiting_on]}", kind)
 
 
 async def _loop(
@@ -153,14 +146,15 @@ async def _loop(
     while True:
         cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
         if cap:
-            episode.end(*cap, "agent")
+            reason, message = cap
+            episode.end(StopReason(reason), message, ErrorKind.agent)
             return
         response = await _complete(episode, messages, arm, client)
         if response is None:
             return
         if limits.cost_must_be_known and episode.usage.cost_usd is None:
             unpriced = "LiteLLM could not price a call, so the cost cap cannot be enforced"
-            episode.end("infra_error", unpriced, "infra")
+            episode.end(StopReason.infra_error, unpriced, ErrorKind.infra)
             return
         message = response.choices[0].message
         tool_calls = list(message.tool_calls or [])
@@ -168,16 +162,16 @@ async def _loop(
         if not tool_calls:
             episode.final_message = message.content
             episode.answer = extract_answer(message.content)
-            episode.stop_reason = "answered" if episode.answer else "stopped"
+            episode.stop_reason = StopReason.answered if episode.answer else StopReason.stopped
             return
         for call in tool_calls:
             if episode.actions >= budget:
-                episode.stop_reason = "budget"
+                episode.stop_reason = StopReason.budget
                 return
             try:
                 outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
             except ToolInfraError as error:
-                episode.end("infra_error", f"ToolInfraError: {error}", "infra")
+                episode.end(StopReason.infra_error, f"ToolInfraError: {error}", ErrorKind.infra)
                 return
             messages.append(
                 {
@@ -196,10 +190,10 @@ async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
         response, retries = await client.complete(messages, arm.schemas(), "auto")
     except ProviderFailure as failure:
         episode.retries += failure.attempts - 1
-        if isinstance(failure.error, litellm.ContextWindowExceededError):
-            episode.end("context_window", str(failure), "agent")  # the conversation grew too long
+        if failure.context_window_exceeded:
+            episode.end(StopReason.context_window, str(failure), ErrorKind.agent)  # the conversation grew too long
         else:
-            episode.end("infra_error", f"{failure} (after {failure.attempts} attempt(s))", "infra")
+            episode.end(StopReason.infra_error, f"{failure} (after {failure.attempts} attempt(s))", ErrorKind.infra)
         return None
     finally:
         episode.model_seconds += time.perf_counter() - started
@@ -243,17 +237,3 @@ def _is_empty(arguments: str | None) -> bool:
     except ValueError:
         return False
 
-
-def assistant_message(content: str | None, tool_calls: list[Any]) -> dict[str, Any]:
-    """The model's turn as the loop sends it back (and as a recording stores it)."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.function.name, "arguments": call.function.arguments},
-            }
-            for call in tool_calls
-        ]
-    return message

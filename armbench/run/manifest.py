@@ -10,12 +10,16 @@ import datetime as dt
 import platform
 import subprocess
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
-from armbench.run.plan import RunConfig
+from pydantic import ValidationError
+
+from armbench.domains import data_hash
+from armbench.errors import UserError
 from armbench.paths import ROOT
 from armbench.questions import QuestionSet
-from armbench.domains import data_hash
+from armbench.types import Manifest, Resume, RunConfig
 
 
 def build_manifest(
@@ -24,25 +28,30 @@ def build_manifest(
     tool_manifests: dict[str, str],
     prompt_digest: str,
     replicas: dict[str, Any],
-) -> dict[str, Any]:
+    sandbox_isolation: str,
+) -> Manifest:
     """`tool_manifests` maps "<arm>/<domain>" to that arm's tool manifest hash; `replicas` maps
     each domain to its endpoint (base_url)."""
-    return {
-        "created": now(),
-        "model": config.model,
-        "config": config.summary(),
-        "git_commit": git_commit(),
-        "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
-        "tool_manifests": tool_manifests,
-        "replicas": {domain: target.base_url for domain, target in replicas.items()},
-        "data_hash": data_hash(qs.domain for qs in question_sets),
-        "prompt_hash": prompt_digest,
-        "versions": {"python": platform.python_version(), "litellm": version("litellm")},
-    }
+    return Manifest(
+        created=now(),
+        model=config.model,
+        config=config.manifest_config(),
+        git_commit=git_commit(),
+        question_sets={qs.key: qs.content_hash() for qs in question_sets},
+        tool_manifests=tool_manifests,
+        replicas={domain: target.base_url for domain, target in replicas.items()},
+        data_hash=data_hash(qs.domain for qs in question_sets),
+        prompt_hash=prompt_digest,
+        versions={"python": platform.python_version(), "litellm": version("litellm")},
+        sandbox_isolation=sandbox_isolation,
+    )
 
 
 def resume_differences(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Why the current command may not continue the stored run set: one line per difference."""
+    """Why the current command may not continue the stored run set: one line per difference.
+
+    Both are manifests as JSON (`current` as it would be written), so a tuple in memory and
+    the list it was stored as compare equal."""
     problems = []
     if stored.get("model") != current["model"]:
         problems.append(f"model: the run set used {stored.get('model')!r}, this command {current['model']!r}")
@@ -81,10 +90,16 @@ def _hash_differences(what: str, stored: dict[str, str], current: dict[str, str]
     ]
 
 
-def record_resume(stored: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+def record_resume(stored: dict[str, Any], config: RunConfig, directory: Path) -> Manifest:
     """The stored manifest with this resume appended to its history."""
-    entry = {"at": now(), "git_commit": git_commit(), "config": config.summary()}
-    return {**stored, "resumes": [*stored.get("resumes", []), entry]}
+    try:
+        manifest = Manifest.model_validate(stored)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in error.errors())
+        raise UserError(f"cannot resume {directory}: its manifest.json is not one this armbench "
+                        f"writes ({problems})") from None
+    entry = Resume(at=now(), git_commit=git_commit(), config=config.manifest_config())
+    return manifest.model_copy(update={"resumes": [*manifest.resumes, entry]})
 
 
 def _short(value: str | None) -> str:

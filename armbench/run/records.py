@@ -1,11 +1,11 @@
 """From a finished episode to its run record: graded, unless the provider never let it finish."""
 from __future__ import annotations
 
+from armbench.domains import data_hash
 from armbench.grading.strict import grade
 from armbench.run.agent import Episode
-from armbench.run.plan import Job, RunConfig
-from armbench.run.store import RunRecord
-from armbench.domains import data_hash
+from armbench.run.plan import Job
+from armbench.types import ErrorKind, RunConfig, RunRecord
 
 
 def to_record(
@@ -20,7 +20,7 @@ def to_record(
     replay_divergence: object | None = None,
 ) -> RunRecord:
     question = job.question
-    infra = episode.error_kind == "infra"  # excluded from accuracy: never graded as a miss
+    infra = episode.error_kind is ErrorKind.infra  # excluded from accuracy: never graded as a miss
     graded = None if infra else grade(
         episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason
     )
@@ -35,8 +35,8 @@ def to_record(
         provider=episode.provider,
         answer=episode.answer,
         correct=None if graded is None else graded.correct,
-        outcome=None if graded is None else graded.outcome.value,
-        miss_reason=None if graded is None or graded.miss_reason is None else graded.miss_reason.value,
+        outcome=None if graded is None else graded.outcome,
+        miss_reason=None if graded is None else graded.miss_reason,
         stop_reason=episode.stop_reason,
         error=episode.error,
         error_kind=episode.error_kind,

@@ -21,15 +21,15 @@ from armbench.tools.base import Arm
 from armbench.arms.environment import resources_prompt
 from armbench.arms.tool_source import open_typed_tools
 from armbench.run.agent import prompt_hash, run_episode
-from armbench.models.client import ModelCaller, ModelClient
+from armbench.models import get_model
+from armbench.models.model import RunCallers
 from armbench.errors import UserError
 from armbench.run.manifest import build_manifest, record_resume, resume_differences
-from armbench.run.plan import Job, RunConfig, plan
+from armbench.run.plan import Job, plan, run_limits
 from armbench.questions import QuestionSet
-from armbench.models.ratelimit import RpmLimiter
 from armbench.run.records import to_record
-from armbench.models.replay import Player, Recorder, Recording, is_replay
-from armbench.run.store import RunRecord, RunSetStore
+from armbench.run.store import RunSetStore
+from armbench.types import ErrorKind, Manifest, RunConfig, RunRecord
 
 
 class ArmSource(Protocol):
@@ -82,7 +82,7 @@ class Tally:
 
     def add(self, record: RunRecord) -> None:
         self.cost_usd += record.cost_usd or 0.0  # with a cost cap, an unpriced call is an infra error
-        self.infra_errors += record.error_kind == "infra"
+        self.infra_errors += record.error_kind is ErrorKind.infra
         self.correct += bool(record.correct)
 
 
@@ -118,9 +118,9 @@ async def _run_jobs(
     }
     resources = resources_prompt(env.endpoints)
     prompt_digest = prompt_hash(config.budget, resources)
-    manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints)
-    manifest["sandbox_isolation"] = env.sandbox_isolation()
-    caller_for = _model_callers(config, jobs, store, manifest)
+    manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints,
+                              env.sandbox_isolation())
+    callers = _model_callers(config, jobs, store, manifest)
     previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
     done = {record.run_id for record in previous}
     pending = iter([job for job in jobs if job.run_id not in done])
@@ -129,7 +129,7 @@ async def _run_jobs(
     scope = worker_scope or shared_environment(env)
 
     async def run_one(job: Job, arms: ArmSource) -> RunRecord:
-        caller = caller_for(job)
+        caller = callers.for_run(job.run_id)
         async with arms.open_arm(job.arm, job.question.domain) as arm:
             episode = await run_episode(
                 job.question,
@@ -137,7 +137,7 @@ async def _run_jobs(
                 caller,
                 budget=config.budget,
                 resources=resources,
-                limits=config.run_limits,
+                limits=run_limits(config),
             )
         # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
         # the record is appended on the loop, so a cancelled run is either recorded or not at all.
@@ -146,11 +146,11 @@ async def _run_jobs(
             job,
             config,
             episode,
-            question_set_hash=manifest["question_sets"][job.question_set.key],
+            question_set_hash=manifest.question_sets[job.question_set.key],
             tool_manifest_hash=tool_manifests[job.tool_key],
             prompt_hash=prompt_digest,
             transcript_path=transcript,
-            replay_divergence=caller.final_divergence() if isinstance(caller, Player) else None,
+            replay_divergence=callers.divergence(caller),
         )
         store.append(record)
         return record
@@ -176,7 +176,7 @@ async def _run_jobs(
         result.halted = _cost_cap(config, tally, store)
         try:
             if _too_many_infra_errors(config, tally):
-                raise _TooManyInfraErrors(next(r.error for r in previous[::-1] if r.error_kind == "infra"))
+                raise _TooManyInfraErrors(next(r.error for r in previous[::-1] if r.error_kind is ErrorKind.infra))
             async with asyncio.TaskGroup() as group:
                 for index in range(config.concurrency):
                     group.create_task(worker(index))
@@ -195,38 +195,28 @@ async def _run_jobs(
     return result
 
 
-def _model_callers(
-    config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: dict
-) -> Callable[[Job], ModelCaller]:
+def _model_callers(config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: Manifest) -> RunCallers:
     """Where each run's model turns come from: the provider (recorded with --record), or a recording."""
-    if is_replay(config.model):
-        recording = Recording.from_model(config.model)
-        steps = recording.load([job.run_id for job in jobs])
-        manifest["replay_of"] = {"directory": str(recording.directory), "model": recording.recorded_model,
-                                 "git_commit": recording.manifest.get("git_commit")}
-        return lambda job: Player(job.run_id, steps[job.run_id])
-    limiter = RpmLimiter(config.rpm) if config.rpm else None
-    client = ModelClient(config.model, config.completion_kwargs, config.retry, config.request_timeout, limiter)
-    if config.record:
-        return lambda job: Recorder(client, store.recording_path(job.run_id))
-    return lambda job: client
+    callers = get_model(config.model).callers(config, [job.run_id for job in jobs], store.directory)
+    manifest.replay_of = callers.replay_of
+    return callers
 
 
-def _create(store: RunSetStore, manifest: dict) -> list[RunRecord]:
+def _create(store: RunSetStore, manifest: Manifest) -> list[RunRecord]:
     store.create(manifest)
     return []
 
 
-def _reopen(store: RunSetStore, manifest: dict, config: RunConfig) -> list[RunRecord]:
+def _reopen(store: RunSetStore, manifest: Manifest, config: RunConfig) -> list[RunRecord]:
     """The finished runs of a stopped run set, once it is known to measure the same thing."""
     if not store.manifest_path.exists() or not store.runs_path.exists():
         raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
     stored = store.manifest()
-    problems = resume_differences(stored, manifest)
+    problems = resume_differences(stored, manifest.model_dump(mode="json"))
     if problems:
         raise UserError(f"cannot resume {store.directory}, it differs from this command: " + "; ".join(problems))
     store.reopen()
-    store.write_manifest(record_resume(stored, config))
+    store.write_manifest(record_resume(stored, config, store.directory))
     return store.records()
 
 
@@ -253,7 +243,7 @@ def _warn(console: Console, record: RunRecord) -> None:
             "them (check with `bench doctor`)",
             highlight=False,
         )
-    if record.error_kind == "infra":
+    if record.error_kind is ErrorKind.infra:
         console.print(f"[red]infra error:[/red] {record.run_id}: {record.error}", highlight=False)
 
 

@@ -1,4 +1,4 @@
-"""The results layout of one run set, and the run record schema.
+"""The results layout of one run set: where its manifest, records and transcripts are kept.
 
     <run-set>/manifest.json   what was run: config, model, commit, hashes
     <run-set>/runs.jsonl      one RunRecord per finished run, appended and flushed as it finishes
@@ -11,55 +11,15 @@ a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` r
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
-from pydantic import BaseModel, Field
 
 from armbench.errors import UserError
-
-ErrorKind = Literal["infra", "agent"]
-
-
-class RunRecord(BaseModel):
-    run_id: str
-    question_id: str
-    domain: str
-    set: str
-    arm: str
-    repeat: int
-    model: str
-    provider: str | None
-    answer: str | None
-    correct: bool | None  # None: an infra error, excluded from accuracy
-    outcome: str | None
-    miss_reason: str | None
-    stop_reason: str
-    error: str | None
-    error_kind: ErrorKind | None
-    cost_usd: float | None  # None: the model has no known price (never recorded as 0)
-    prompt_tokens: int
-    completion_tokens: int
-    actions: int
-    actions_by_tool: dict[str, int]
-    tool_errors: int
-    empty_tool_args: int = 0  # calls with no arguments to a tool whose schema requires some
-    retries: int = 0  # transient provider errors retried during the run
-    call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
-    wall_seconds: float
-    model_seconds: float
-    tool_seconds: float
-    question_set_hash: str
-    tool_manifest_hash: str
-    data_hash: str
-    prompt_hash: str
-    transcript_path: str
-    replay_divergence: str | None = None  # a replayed run: the first step whose request differs
-    finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+from armbench.types import Manifest, RunRecord
 
 
 class RunSetStore:
@@ -70,7 +30,7 @@ class RunSetStore:
         self.transcripts_dir = directory / "transcripts"
         self.recording_dir = directory / "recording"
 
-    def create(self, manifest: dict[str, Any]) -> None:
+    def create(self, manifest: Manifest) -> None:
         if self.manifest_path.exists() or self.runs_path.exists():
             raise UserError(
                 f"{self.directory} already holds a run set; choose another --out, or continue it "
@@ -91,9 +51,9 @@ class RunSetStore:
                 handle.truncate(len(complete))
                 os.fsync(handle.fileno())
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         staging = self.manifest_path.with_suffix(".json.tmp")
-        staging.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        staging.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
         os.replace(staging, self.manifest_path)
 
     def write_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> str:
@@ -124,6 +84,7 @@ class RunSetStore:
         return target
 
     def manifest(self) -> dict[str, Any]:
+        """The manifest as written, read leniently: run sets of any age open for reports."""
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
     def records(self) -> list[RunRecord]:
@@ -148,7 +109,7 @@ def open_run_set(directory: Path) -> RunSetStore:
 
 def records_frame(records: list[RunRecord]) -> pl.DataFrame:
     rows = [
-        {**record.model_dump(), "actions_by_tool": json.dumps(record.actions_by_tool)}
+        {**record.model_dump(mode="json"), "actions_by_tool": json.dumps(record.actions_by_tool)}
         for record in records
     ]
     overrides = {"actions_by_tool": pl.Utf8, "call_providers": pl.List(pl.Utf8)}

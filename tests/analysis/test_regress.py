@@ -1,8 +1,7 @@
 """`bench regress`: fails beyond the baseline's noise, on cost/tokens/actions rises and divergences."""
-from tests.support.run_sets import make_record
-
 from armbench.analysis.regress import Thresholds, regress
 from armbench.run.store import RunSetStore
+from tests.support.run_sets import make_manifest, make_record
 
 
 def runs(correct: int, total: int = 10, arm: str = "tooled", **fields) -> list:
@@ -68,7 +67,7 @@ def test_a_group_the_candidate_did_not_run_fails_and_an_extra_one_is_a_note():
 
 def write_set(directory, records) -> RunSetStore:
     store = RunSetStore(directory)
-    store.create({"model": "m"})
+    store.create(make_manifest())
     for record in records:
         store.append(record)
     return store

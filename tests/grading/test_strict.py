@@ -1,9 +1,10 @@
 import pytest
 from pydantic import ValidationError
 
-from armbench.grading import Grade, MissReason, Outcome, grade
+from armbench.grading import Grade, grade
 from armbench.grading.normalize import normalize_item
 from armbench.grading.strict import extract_answer, split_items
+from armbench.types import MissReason, Outcome, StopReason
 
 
 @pytest.mark.parametrize(
@@ -129,6 +130,14 @@ def test_split_items(answer: str, separator: str, expected: list[str]) -> None:
             id="timeout",
         ),
         pytest.param(
+            None, ["352"], ";", "token_cap", Outcome.no_answer, MissReason.no_answer_limit,
+            id="token-cap",
+        ),
+        pytest.param(
+            None, ["352"], ";", "context_window", Outcome.no_answer, MissReason.no_answer_limit,
+            id="context-window",
+        ),
+        pytest.param(
             "H200 NVL, H200 SXM 141 GB", ["H200 NVL", "H200 SXM 141 GB"], ";", "answered",
             Outcome.fully_incorrect, MissReason.wrong_separator, id="wrong-separator-comma",
         ),
@@ -178,7 +187,7 @@ def test_grade(
     outcome: Outcome,
     miss: MissReason | None,
 ) -> None:
-    result = grade(answer, reference, separator, stop_reason=stop_reason)
+    result = grade(answer, reference, separator, stop_reason=StopReason(stop_reason))
     assert result.outcome is outcome
     assert result.miss_reason is miss
     assert result.correct is (outcome is Outcome.fully_correct)
@@ -186,7 +195,7 @@ def test_grade(
 
 def test_missing_answer_line_grades_as_stopped() -> None:
     result = grade(
-        extract_answer("I could not find it."), ["352"], ";", stop_reason="stopped"
+        extract_answer("I could not find it."), ["352"], ";", stop_reason=StopReason.stopped
     )
     assert (result.correct, result.outcome, result.miss_reason) == (
         False,
@@ -197,7 +206,7 @@ def test_missing_answer_line_grades_as_stopped() -> None:
 
 
 def test_grade_reports_normalised_items_and_is_frozen() -> None:
-    result = grade("“Paris”;  BERLIN.", ["Berlin", "Paris."], "; ", stop_reason="answered")
+    result = grade("“Paris”;  BERLIN.", ["Berlin", "Paris."], "; ", stop_reason=StopReason.answered)
     assert result.answer_items == ["paris", "berlin"]
     assert result.reference_items == ["berlin", "paris"]
     assert isinstance(result, Grade)

@@ -3,16 +3,15 @@ import json
 
 import pytest
 
-from armbench.models.client import ModelClient
 from armbench.doctor import run_probe
-from armbench.models.faults import parse_options
-from armbench.models.preflight import check_model
 from armbench.errors import UserError
-from armbench.run.plan import RunConfig
-from armbench.questions import load_sets
+from armbench.models import get_model
+from armbench.models.faults import parse_options
 from armbench.models.retry import RetryPolicy
+from armbench.questions import load_sets
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.0001)
 
@@ -43,7 +42,7 @@ async def test_a_fifth_of_calls_failing_never_misgrades_a_run(tmp_path, concurre
     store = RunSetStore(tmp_path / "faulty")
     config = RunConfig(
         model=f"scripted/oracle+faults=0.2,seed={4 + concurrency}", arms=["tooled"], runs=3,
-        concurrency=concurrency, retry=FAST,
+        concurrency=concurrency, max_retries=FAST.max_retries, retry_base_delay=FAST.base_delay,
     )
     result = await run_set(load_sets(["gpus"]), config, store, show_progress=False)
     records = store.records()
@@ -70,7 +69,7 @@ def test_bad_fault_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
         parse_options(options)
     with pytest.raises(UserError, match=message):
-        check_model(f"scripted/oracle+{options}")
+        get_model(f"scripted/oracle+{options}").check()
 
 
 def test_fault_options_parse():
@@ -79,7 +78,7 @@ def test_fault_options_parse():
 
 
 async def lines(model: str) -> list[str]:
-    return [check.line() for check in await run_probe(ModelClient(model, retry=FAST))]
+    return [check.line() for check in await run_probe(get_model(model).client(retry=FAST))]
 
 
 async def test_doctor_passes_the_oracle():

@@ -6,7 +6,8 @@ with the fix, they do not skip.
 """
 import pytest
 
-from armbench.models.local import check_installed, local_model
+from armbench.models import get_model
+from armbench.models.local_models import local_model
 
 pytestmark = pytest.mark.local
 
@@ -15,7 +16,7 @@ QUESTION = "gpus-heldout-01"
 
 
 def test_one_question_in_each_arm_runs_live_records_and_replays(cli, tmp_path):
-    check_installed(local_model(MODEL.split("/", 1)[1]))  # a missing model fails here, with the fix
+    get_model(MODEL).check()  # a missing model fails here, with the fix
     live, replayed = tmp_path / "live", tmp_path / "replay"
     plan = ["--arm", "all", "--set", "heldout", "--domain", "gpus", "--question", QUESTION, "--quiet"]
 
@@ -44,8 +45,8 @@ async def test_a_generation_given_up_on_ends_at_the_next_token(monkeypatch):
 
     import armbench.models.local as local
 
+    get_model(MODEL).check()  # sets the local provider up; a missing model fails here, with the fix
     spec = local_model(MODEL.split("/", 1)[1])
-    check_installed(spec)
     await asyncio.to_thread(local.load, spec)  # loaded before the clock starts
     consulted: list[bool] = []
     original = local.EndWhenAbandoned.__call__

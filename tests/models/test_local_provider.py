@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 import armbench.models.local as local
+from armbench.models import get_model
+
+MODEL = "local/qwen2.5-coder-0.5b"
 
 
 class FakeLlama:
@@ -40,8 +43,8 @@ TOOLS = [{"type": "function", "function": {"name": "gpu_query", "parameters": {"
 
 
 async def ask():
-    return await litellm.acompletion(model="local/qwen2.5-coder-0.5b", tools=TOOLS,
-                                     messages=[{"role": "user", "content": "How many GPUs?"}])
+    get_model(MODEL)  # sets the local provider up with LiteLLM
+    return await litellm.acompletion(model=MODEL, tools=TOOLS, messages=[{"role": "user", "content": "How many GPUs?"}])
 
 
 async def test_a_tool_call_written_as_text_becomes_a_structured_call_marked_parsed(fake_model):
@@ -98,5 +101,5 @@ async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
 
 
 def test_a_local_model_waits_longer_for_a_reply_by_default():
-    assert local.default_request_timeout("local/qwen2.5-coder-0.5b", 120.0) == 1800.0
-    assert local.default_request_timeout("openai/gpt-4o-mini", 120.0) == 120.0
+    assert get_model(MODEL).default_request_timeout(120.0) == 1800.0
+    assert get_model("openai/gpt-4o-mini").default_request_timeout(120.0) == 120.0

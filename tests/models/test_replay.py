@@ -6,10 +6,9 @@ import pytest
 from armbench.domains.gpus.tools import GpuQuery
 from armbench.errors import UserError
 from armbench.models.jsondiff import first_difference
-from armbench.run.plan import RunConfig
-from armbench.models.retry import RetryPolicy
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 TOOLED = ["tooled"]
 
@@ -100,7 +99,7 @@ async def test_a_recording_that_ends_early_is_an_infra_error_and_a_divergence(re
 
 async def test_a_recorded_provider_failure_replays_as_the_same_infra_error(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "recorded")
-    config = RunConfig(model="scripted/server-error", arms=TOOLED, record=True, retry=RetryPolicy(max_retries=0))
+    config = RunConfig(model="scripted/server-error", arms=TOOLED, record=True, max_retries=0)
     await run_set([gpu_design], config, store, show_progress=False)
     before = {r.run_id: r for r in store.records()}
     _, replayed = await replay(store, [gpu_design], tmp_path / "replay")
@@ -117,10 +116,10 @@ async def test_planned_runs_missing_from_the_recording_are_refused_before_anythi
 
 
 def test_a_folder_without_a_recording_is_refused(tmp_path):
-    from armbench.models.preflight import check_model
+    from armbench.models import get_model
 
     with pytest.raises(UserError, match="holds no recording"):
-        check_model(f"replay/{tmp_path}")
+        get_model(f"replay/{tmp_path}").check()
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,11 @@ import httpx
 import litellm
 import pytest
 
-from armbench.models.client import ModelClient, ProviderFailure
-from armbench.models.scripted import Reply, register_script
+from armbench.models import get_model
+from armbench.models.client import ProviderFailure
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.retry import RetryPolicy, is_transient, retry_after
+from armbench.models.script_registry import Reply, register_script
 
 WHERE = {"llm_provider": "scripted", "model": "m"}
 FAST = RetryPolicy(max_retries=3, base_delay=0.001)
@@ -86,7 +87,7 @@ def flaky(failures: int, error_factory):
 async def test_transient_errors_are_retried_until_the_model_answers(script_registry):
     script, calls = flaky(2, lambda: litellm.RateLimitError(message="429", **WHERE))
     register_script("flaky")(script)
-    response, retries = await ModelClient("scripted/flaky", retry=FAST).complete(HELLO, None)
+    response, retries = await get_model("scripted/flaky").client(retry=FAST).complete(HELLO, None)
     assert response.choices[0].message.content == "ANSWER: ok"
     assert (retries, len(calls)) == (2, 3)
 
@@ -95,7 +96,7 @@ async def test_retries_stop_at_the_limit(script_registry):
     script, calls = flaky(10, lambda: litellm.InternalServerError(message="500", **WHERE))
     register_script("down")(script)
     with pytest.raises(ProviderFailure) as failure:
-        await ModelClient("scripted/down", retry=FAST).complete(HELLO, None)
+        await get_model("scripted/down").client(retry=FAST).complete(HELLO, None)
     assert failure.value.attempts == 4 and len(calls) == 4
     assert isinstance(failure.value.error, litellm.InternalServerError)
 
@@ -104,14 +105,14 @@ async def test_permanent_errors_are_not_retried(script_registry):
     script, calls = flaky(10, lambda: litellm.AuthenticationError(message="bad key", **WHERE))
     register_script("bad-key")(script)
     with pytest.raises(ProviderFailure) as failure:
-        await ModelClient("scripted/bad-key", retry=FAST).complete(HELLO, None)
+        await get_model("scripted/bad-key").client(retry=FAST).complete(HELLO, None)
     assert failure.value.attempts == 1 and len(calls) == 1
 
 
 async def test_a_call_past_the_request_timeout_is_a_retried_timeout(script_registry):
     register_script("mute")(lambda turn: Reply(text="late"))
-    client = ModelClient("scripted/mute+latency=30", retry=RetryPolicy(max_retries=1, base_delay=0.001),
-                         request_timeout=0.01)
+    client = get_model("scripted/mute+latency=30").client(retry=RetryPolicy(max_retries=1, base_delay=0.001),
+                                                          request_timeout=0.01)
     with pytest.raises(ProviderFailure) as failure:
         await client.complete(HELLO, None)
     assert isinstance(failure.value.error, TimeoutError) and failure.value.attempts == 2
@@ -150,6 +151,6 @@ async def test_the_client_waits_for_the_limiter_before_each_attempt(script_regis
     register_script("flaky-once")(script)
     clock = FakeClock()
     limiter = RpmLimiter(1, clock=clock, sleep=clock.sleep)
-    client = ModelClient("scripted/flaky-once", retry=FAST, limiter=limiter)
+    client = get_model("scripted/flaky-once").client(retry=FAST, limiter=limiter)
     await client.complete(HELLO, None)
     assert len(calls) == 2 and clock.now == 60.0  # the retry waited for the next minute

@@ -7,9 +7,9 @@ from armbench.tools.base import Arm, ToolInfraError
 from armbench.domains.gpus.tools import GpuQuery
 from armbench.grading.strict import grade
 from armbench.run.agent import run_episode
-from armbench.models.client import ModelClient
+from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
-from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
 
 
@@ -64,7 +64,7 @@ async def test_dropped_arguments_reach_the_tool_and_the_answer_is_wrong(gpu_desi
 
 @pytest.mark.parametrize("script", ["rate-limit", "server-error", "timeout"])
 async def test_provider_failures_end_as_infra_errors_after_retries(gpu_design, arm, script):
-    client = ModelClient(f"scripted/{script}", retry=RetryPolicy(max_retries=2, base_delay=0.001))
+    client = get_model(f"scripted/{script}").client(retry=RetryPolicy(max_retries=2, base_delay=0.001))
     episode = await run_episode(gpu_design.questions[0], arm, client)
     assert (episode.stop_reason, episode.error_kind) == ("infra_error", "infra")
     assert episode.error and "after 3 attempt(s)" in episode.error and episode.answer is None

@@ -11,15 +11,14 @@ from pydantic import BaseModel
 
 from armbench.tools.base import Arm, Tool
 from armbench.run.agent import run_episode
-from armbench.models.client import ModelClient, provider_routing
+from armbench.models import get_model
 from armbench.errors import UserError
-from armbench.models.litellm_setup import register_price
-from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.run.plan import RunConfig
 from armbench.models.retry import RetryPolicy
 from armbench.run.runner import RunSetFailed, run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 
 class GaugeArgs(BaseModel):
@@ -72,7 +71,7 @@ async def test_workers_pull_jobs_and_open_their_scope_once(tmp_path, gpu_design,
 async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path, gpu_design, gpu_heldout):
     store = RunSetStore(tmp_path / "down")
     config = RunConfig(model="scripted/server-error", arms=["tooled"], runs=3, concurrency=2,
-                       retry=RetryPolicy(max_retries=0), max_infra_errors=2)
+                       max_retries=0, max_infra_errors=2)
     with pytest.raises(RunSetFailed, match="more than --max-infra-errors 2") as failed:
         await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
     records = store.records()
@@ -88,7 +87,7 @@ async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path
 
 async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_registry):
     register_script("pricey", free=False)(play_solution)
-    register_price("scripted/pricey", 1000.0, 1000.0)
+    get_model("scripted/pricey").set_price(1000.0, 1000.0)
     store = RunSetStore(tmp_path / "capped")
     config = RunConfig(model="scripted/pricey", arms=["tooled"], runs=2, concurrency=1, max_cost=2.0)
     result = await run_set([gpu_design], config, store, show_progress=False)
@@ -99,17 +98,17 @@ async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_r
 
 
 def test_provider_routing_is_for_openrouter_only():
-    assert provider_routing("openrouter/x/y", ["A", "B"], ["C"]) == {
+    assert get_model("openrouter/x/y").provider_routing(["A", "B"], ["C"]) == {
         "extra_body": {"provider": {"order": ["A", "B"], "ignore": ["C"]}}
     }
-    assert provider_routing("openai/gpt-4o", [], []) == {}
+    assert get_model("openai/gpt-4o").provider_routing([], []) == {}
     with pytest.raises(UserError, match="not an openrouter/ model"):
-        provider_routing("openai/gpt-4o", ["A"], [])
+        get_model("openai/gpt-4o").provider_routing(["A"], [])
 
 
 def test_the_manifest_config_leaves_credentials_out():
     config = RunConfig(model="m", arms=["tooled"], completion_kwargs={"api_key": "sk-1", "api_base": "u"})
-    assert config.summary()["completion_kwargs"] == {"api_base": "u"}
+    assert config.manifest_config()["completion_kwargs"] == {"api_base": "u"}
 
 
 @pytest.fixture
@@ -145,8 +144,9 @@ def fake_openrouter():
 
 async def test_routing_reaches_openrouter_and_the_upstream_provider_is_recorded(fake_openrouter, gpu_design):
     url, bodies = fake_openrouter
-    kwargs = {**provider_routing("openrouter/test/model", ["A"], ["B"]), "api_base": url, "api_key": "k"}
-    client = ModelClient("openrouter/test/model", kwargs, RetryPolicy(max_retries=0))
+    model = get_model("openrouter/test/model")
+    kwargs = {**model.provider_routing(["A"], ["B"]), "api_base": url, "api_key": "k"}
+    client = model.client(kwargs, RetryPolicy(max_retries=0))
     episode = await run_episode(gpu_design.questions[0], Arm("tooled", []), client)
     assert bodies[0]["provider"] == {"order": ["A"], "ignore": ["B"]}
     assert episode.answer == "42" and episode.call_providers == ["TestUpstream"]

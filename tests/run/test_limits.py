@@ -9,10 +9,9 @@ from pydantic import BaseModel
 from armbench.tools.base import Arm, Tool
 from armbench.grading.strict import grade
 from armbench.run.agent import run_episode
-from armbench.models.client import ModelClient
+from armbench.models import get_model
 from armbench.run.limits import RunLimits
-from armbench.models.litellm_setup import register_price
-from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
 from armbench.models.retry import RetryPolicy
 
@@ -80,7 +79,7 @@ async def test_token_cap_stops_before_the_next_model_call(question, gpu_arm):
 
 async def test_cost_cap_stops_a_priced_model(question, gpu_arm, script_registry):
     register_script("pricey", free=False)(play_solution)
-    register_price("scripted/pricey", 1000.0, 1000.0)  # $1,000 per million tokens
+    get_model("scripted/pricey").set_price(1000.0, 1000.0)  # $1,000 per million tokens
     episode = await run_episode(question, gpu_arm, "scripted/pricey", limits=RunLimits(max_cost_usd=0.01))
     assert episode.stop_reason == "cost_cap" and "$0.0100 per run" in episode.error
     assert episode.usage.cost_usd >= 0.01
@@ -98,7 +97,7 @@ async def test_a_full_context_window_is_the_agents_failure(question, gpu_arm, sc
     def overflow(turn):
         raise litellm.ContextWindowExceededError(message="too long", llm_provider="scripted", model="overflow")
 
-    client = ModelClient("scripted/overflow", retry=RetryPolicy(base_delay=0.001))
+    client = get_model("scripted/overflow").client(retry=RetryPolicy(base_delay=0.001))
     episode = await run_episode(question, gpu_arm, client)
     assert (episode.stop_reason, episode.error_kind, episode.retries) == ("context_window", "agent", 0)
 

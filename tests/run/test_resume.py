@@ -11,9 +11,10 @@ import pytest
 
 from armbench.errors import UserError
 from armbench.run.manifest import resume_differences
-from armbench.run.plan import RunConfig, plan
+from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"
 

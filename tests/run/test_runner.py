@@ -6,11 +6,13 @@ import pytest
 
 from armbench.tools.sandbox import BWRAP
 from armbench.analysis.report import summarize, summary_table
-from armbench.run.plan import RunConfig, plan
+from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.analysis.stats import wilson_interval
-from armbench.run.store import RunRecord, RunSetStore, open_run_set
+from armbench.run.store import RunSetStore, open_run_set
 from armbench.analysis.tables import to_markdown
+from armbench.types import RunConfig, RunRecord
+from tests.support.run_sets import make_manifest
 
 
 @pytest.fixture
@@ -77,7 +79,7 @@ def test_plan_is_question_by_arm_by_repeat(gpu_design):
 
 def test_a_torn_last_line_is_skipped(tmp_path):
     store = RunSetStore(tmp_path)
-    store.create({"model": "m"})
+    store.create(make_manifest())
     record = RunRecord.model_validate(json.loads(_a_record_json()))
     store.append(record)
     with store.runs_path.open("a") as handle:

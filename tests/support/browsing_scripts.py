@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from armbench.questions import Question
+from armbench.types import Question
 
 
 def run_browsing_script(question: Question, expected_host: str, actual_host: str) -> list[str]:

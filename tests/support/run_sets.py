@@ -1,8 +1,8 @@
-"""A two-arm run set built record by record, with misses no scripted policy makes."""
+"""Run sets built record by record, with misses no scripted policy makes."""
 import json
 
-from armbench.run.store import RunRecord, RunSetStore
-
+from armbench.run.store import RunSetStore
+from armbench.types import Manifest, RunRecord
 
 HOSTILE = "<script>alert('pwned')</script> & <b>bold</b>"
 
@@ -20,6 +20,15 @@ def make_record(**fields) -> RunRecord:
     if "run_id" not in fields:
         defaults["run_id"] = f"{defaults['question_id']}.{defaults['arm']}.r{defaults['repeat']}"
     return RunRecord(**defaults)
+
+
+def make_manifest(**fields) -> Manifest:
+    defaults = dict(
+        created="2026-01-01T00:00:00+00:00", model="m", config={"arms": ["tooled"], "runs": 1},
+        git_commit=None, question_sets={}, tool_manifests={}, replicas={}, data_hash="c", prompt_hash="d",
+        versions={},
+    )
+    return Manifest(**{**defaults, **fields})
 
 
 def browsing_run(index: int, repeat: int, question) -> dict:
@@ -66,8 +75,8 @@ def transcript(question, run: dict) -> list[dict]:
 
 def build_two_arm_run_set(directory, design, heldout, runs: int = 3) -> RunSetStore:
     store = RunSetStore(directory)
-    store.create({"model": "scripted/fixture", "question_sets": {
-        design.key: design.content_hash(), heldout.key: heldout.content_hash()}})
+    store.create(make_manifest(model="scripted/fixture", question_sets={
+        design.key: design.content_hash(), heldout.key: heldout.content_hash()}))
     questions = [(q, qs) for qs in (design, heldout) for q in qs.questions]
     for index, (question, question_set) in enumerate(questions):
         for arm, make in (("browsing", browsing_run), ("tooled", tooled_run)):

@@ -11,11 +11,11 @@ from armbench.tools.mcp_client import connect
 from armbench.arms.tool_source import in_process_tools, open_typed_tools
 from armbench.run.agent import run_episode
 from armbench.errors import UserError
-from armbench.models.scripted import Reply, ScriptedToolCall, register_script
+from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.analysis.report import summarize
-from armbench.run.plan import RunConfig
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.types import RunConfig
 
 FAULTY_OVER_STDIO = shlex.join([sys.executable, str(Path(__file__).parents[1] / "support" / "faulty_mcp_server.py")])
 
@@ -40,10 +40,10 @@ async def test_gpu_sets_over_mcp_grade_as_in_process(tmp_path, gpu_design, gpu_h
     served_by = f"mcp:{shlex.join(serve_gpus)}"
     sets = [gpu_design, gpu_heldout]
     local_store, served_store = RunSetStore(tmp_path / "local"), RunSetStore(tmp_path / "mcp")
-    local = (await run_set(sets, RunConfig("scripted/oracle", ["tooled"]), local_store, show_progress=False)).records
+    local = (await run_set(sets, RunConfig(model="scripted/oracle", arms=["tooled"]), local_store, show_progress=False)).records
     served = (await run_set(
         sets,
-        RunConfig("scripted/oracle", ["tooled"], concurrency=4, tools=served_by),
+        RunConfig(model="scripted/oracle", arms=["tooled"], concurrency=4, tools=served_by),
         served_store,
         show_progress=False,
     )).records
@@ -73,7 +73,7 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
 
 async def test_a_server_that_crashes_mid_run_is_an_infra_error(tmp_path, gpu_design, script_registry):
     register_script("call-crash")(calling("crash"))
-    config = RunConfig("scripted/call-crash", ["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}")
+    config = RunConfig(model="scripted/call-crash", arms=["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}")
     records = (await run_set([gpu_design], config, RunSetStore(tmp_path / "set"), show_progress=False)).records
     assert len(records) == 5
     for record in records:

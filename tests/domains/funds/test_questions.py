@@ -16,7 +16,7 @@ from armbench.tools.web_tools import web_tools
 from tests.support.browsing_scripts import run_browsing_script
 from armbench.grading.strict import grade
 from armbench.run.agent import run_episode
-from armbench.models.scripted import Reply, ScriptedToolCall, Turn, register_script
+from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path
 from tests.support.loopback import serve

@@ -1,0 +1,309 @@
+"""The run vocabulary in one place: the questions a run set asks, how each run ended and graded,
+and what a run set records (its config, its manifest, one record per run).
+
+Every stored value of an enum is declared with its meaning for people, so a report can always
+say what a value means and a new value cannot be added without one. This module imports nothing
+from armbench: every layer reads these names and none defines its own.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Term(StrEnum):
+    """A stored value with its meaning: members are declared as `name = "value", "meaning"`."""
+
+    meaning: str
+
+    def __new__(cls, value: str, meaning: str) -> Term:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+
+# --- how a run ended ---------------------------------------------------------------------------
+
+class StopReason(Term):
+    answered = "answered", "the model replied with an ANSWER line"
+    stopped = "stopped", "the model replied with neither a tool call nor an ANSWER line"
+    budget = "budget", "the tool-call budget was spent"
+    infra_error = "infra_error", ("the model never answered: the provider failed, a tool's backend was gone, "
+                                  "or a call could not be priced under a cost cap")
+    timeout = "timeout", "the run's wall time ran out"
+    cost_cap = "cost_cap", "the run reached its cost cap"
+    token_cap = "token_cap", "the run reached its token cap"
+    context_window = "context_window", "the conversation outgrew the model's context window"
+
+    @property
+    def is_limit(self) -> bool:
+        """A harness limit or a full context window ended the run (a miss is `no_answer_limit`)."""
+        return self in (StopReason.timeout, StopReason.cost_cap, StopReason.token_cap, StopReason.context_window)
+
+
+class ErrorKind(Term):
+    infra = "infra", "the provider failed, or the run timed out waiting on it: excluded from accuracy"
+    agent = "agent", ("the agent's own failure, a cap, a full context window, or a timeout in a tool or the "
+                      "loop: graded as no answer")
+
+
+# --- how its answer graded ---------------------------------------------------------------------
+
+class Outcome(Term):
+    """DeepSearchQA's outcome categories; only fully correct counts as correct."""
+
+    fully_correct = "fully_correct", "exactly the reference items"
+    correct_with_extraneous = "correct_with_extraneous", "every reference item, plus others"
+    partially_correct = "partially_correct", "some of the reference items, not all"
+    fully_incorrect = "fully_incorrect", "none of the reference items"
+    no_answer = "no_answer", "no answer items"
+
+
+class MissReason(Term):
+    no_answer_budget = "no_answer_budget", "no answer, out of budget"
+    no_answer_stopped = "no_answer_stopped", "no answer, the model stopped"
+    no_answer_limit = "no_answer_limit", ("no answer, ended by a timeout, a cost or token cap, "
+                                          "or a full context window")
+    wrong_separator = "wrong_separator", "the right items joined with another separator"
+    extra_text = "extra_text", "the right items with extra words"
+    missing_items = "missing_items", "some items missing"
+    extra_items = "extra_items", "all items plus extra ones"
+    wrong = "wrong", "anything else"
+
+
+# --- questions ---------------------------------------------------------------------------------
+
+SetName = Literal["design", "heldout"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Derivation(Strict):
+    """How the reference answer is computed: one SQL query over the replica tables.
+
+    Each result row gives one answer item: the first column, rendered with `format` when set
+    (e.g. "{:.1f}"), else with `str()`.
+    """
+
+    sql: str
+    format: str | None = None
+
+
+class ToolCall(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnswerExtraction(Strict):
+    """Which part of the last tool result forms the answer.
+
+    `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
+    `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
+    python tool). `format` renders numbers (e.g. "{:.0f}").
+    """
+
+    source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
+    field: str | None = None
+    ties_on: str | None = None
+    format: str | None = None
+
+    @model_validator(mode="after")
+    def _rows_need_field(self) -> AnswerExtraction:
+        if self.source == "rows" and not self.field:
+            raise ValueError("answer.from = rows needs `field`")
+        return self
+
+    def apply(self, result: dict[str, Any]) -> list[str]:
+        if self.source == "stdout":
+            return [line.strip() for line in result["stdout"].splitlines() if line.strip()]
+        if self.source == "aggregate":
+            return [render_value(result["aggregate"]["value"], self.format)]
+        rows = result["rows"]
+        if self.ties_on and rows:
+            rows = [row for row in rows if row[self.ties_on] == rows[0][self.ties_on]]
+        return [render_value(row[self.field], self.format) for row in rows]
+
+
+def render_value(value: Any, fmt: str | None) -> str:
+    """One answer item as text: with `fmt` when given, dates as ISO, else `str()`."""
+    if fmt is not None and value is not None:
+        return fmt.format(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+class Solution(Strict):
+    calls: list[ToolCall] = Field(min_length=1)
+    answer: AnswerExtraction
+
+
+class Question(Strict):
+    id: str
+    domain: str
+    set: SetName
+    text: str
+    premise: str | None = None
+    answer: list[str] = Field(min_length=1)
+    separator: str = ";"
+    answer_format: str
+    tie_rule: str | None = None
+    derivation: Derivation
+    source_rows: list[str] = Field(default_factory=list)
+    solutions: dict[str, Solution] = Field(default_factory=dict)
+    created: dt.date
+
+    def prompt(self) -> str:
+        """The user message: the question, its premise and how to format the answer."""
+        parts = [self.text]
+        if self.premise:
+            parts.append(f"Given: {self.premise}")
+        if self.tie_rule:
+            parts.append(f"Ties: {self.tie_rule}")
+        parts.append(f"Answer format: {self.answer_format}")
+        parts.append(
+            f"If there is more than one item, separate them with {self.separator!r}."
+        )
+        return "\n\n".join(parts)
+
+    def join_answer(self, items: list[str], separator: str | None = None) -> str:
+        """Items as an ANSWER line expects them: joined by the separator, plus a space if inline."""
+        glue = separator if separator is not None else self.separator
+        return glue.join(items) if glue.strip() == "" else f"{glue.strip()} ".join(items)
+
+
+# --- what a run set records --------------------------------------------------------------------
+
+DEFAULT_BUDGET = 24  # tool calls per episode
+
+
+class RunConfig(BaseModel):
+    """What one `bench run` asks for: the model, the plan, the engine's settings and limits.
+
+    The manifest records every field but the model (which it holds at its top) as it is declared
+    here, so a new setting is added in this one place.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    arms: tuple[str, ...]
+    runs: int = 1
+    budget: int = DEFAULT_BUDGET
+    tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
+    questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
+    record: bool = False  # write every model request and response to <run-set>/recording/
+    price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
+    concurrency: int = 1
+    rpm: int | None = None  # model calls per minute to the provider
+    max_retries: int = 4  # retries of a transient provider error per model call
+    retry_base_delay: float = 1.0  # seconds before the first retry; doubles each retry
+    request_timeout: float | None = 120.0  # seconds per model call
+    run_timeout: float | None = None  # seconds of wall time per run
+    max_tokens_per_run: int | None = None
+    max_cost_per_run: float | None = None
+    max_cost: float | None = None  # dollars for the whole run set
+    max_infra_errors: int | None = None  # more than this many infra errors fails the run set
+    completion_kwargs: dict[str, Any] = Field(default_factory=dict)  # passed to LiteLLM as-is
+
+    def manifest_config(self) -> dict[str, Any]:
+        """The settings as the manifest records them: credentials (a `...key...` kwarg) left out."""
+        settings = self.model_dump(mode="json", exclude={"model"})
+        settings["completion_kwargs"] = {
+            key: value for key, value in settings["completion_kwargs"].items() if "key" not in key.lower()
+        }
+        return settings
+
+
+class RunRecord(BaseModel):
+    """One finished run: a line of runs.jsonl."""
+
+    run_id: str
+    question_id: str
+    domain: str
+    set: str
+    arm: str
+    repeat: int
+    model: str
+    provider: str | None
+    answer: str | None
+    correct: bool | None  # None: an infra error, excluded from accuracy
+    outcome: Outcome | None
+    miss_reason: MissReason | None
+    stop_reason: StopReason
+    error: str | None
+    error_kind: ErrorKind | None
+    cost_usd: float | None  # None: the model has no known price (never recorded as 0)
+    prompt_tokens: int
+    completion_tokens: int
+    actions: int
+    actions_by_tool: dict[str, int]
+    tool_errors: int
+    empty_tool_args: int = 0  # calls with no arguments to a tool whose schema requires some
+    retries: int = 0  # transient provider errors retried during the run
+    call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
+    wall_seconds: float
+    model_seconds: float
+    tool_seconds: float
+    question_set_hash: str
+    tool_manifest_hash: str
+    data_hash: str
+    prompt_hash: str
+    transcript_path: str
+    replay_divergence: str | None = None  # a replayed run: the first step whose request differs
+    finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+
+
+def _absent(value: Any) -> bool:
+    return not value
+
+
+class ReplayOf(BaseModel):
+    """The recording a replayed run set played back."""
+
+    directory: str
+    model: str | None
+    git_commit: str | None
+
+
+class Resume(BaseModel):
+    """One `--resume` of a run set: when, with which code and settings."""
+
+    at: str
+    git_commit: str | None
+    config: dict[str, Any]  # RunConfig.manifest_config()
+
+
+class Manifest(BaseModel):
+    """manifest.json: what a run set ran, with which code, questions, tools, data and prompt.
+
+    `sandbox_isolation`, `replay_of` and `resumes` are written only when known (older run sets
+    lack the first; only a replay has the second, only a resumed set the third). Keys written by
+    another version are kept.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    created: str
+    model: str
+    config: dict[str, Any]  # RunConfig.manifest_config()
+    git_commit: str | None
+    question_sets: dict[str, str]  # "<domain>/<set>" -> the set's content hash
+    tool_manifests: dict[str, str]  # "<arm>/<domain>" -> that arm's tool manifest hash
+    replicas: dict[str, str]  # domain -> the replica's base URL
+    data_hash: str
+    prompt_hash: str
+    versions: dict[str, str]
+    sandbox_isolation: str | None = Field(default=None, exclude_if=_absent)
+    replay_of: ReplayOf | None = Field(default=None, exclude_if=_absent)
+    resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)

@@ -1,0 +1,57 @@
+"""The run vocabulary: every value has a meaning; configs, records and manifests keep their JSON."""
+import json
+
+import pytest
+
+from armbench.paths import ROOT
+from armbench.types import ErrorKind, Manifest, MissReason, Outcome, RunConfig, RunRecord, StopReason, Term
+from tests.support.run_sets import make_manifest
+
+RECORDING = ROOT / "results/recordings/local-qwen2.5-coder-0.5b-gpus"
+
+
+@pytest.mark.parametrize("term", [*StopReason, *ErrorKind, *Outcome, *MissReason], ids=str)
+def test_every_value_has_a_meaning(term: Term):
+    assert term.meaning.strip() and term.meaning != term.value
+
+
+def test_a_value_without_a_meaning_cannot_be_declared():
+    with pytest.raises(TypeError):
+        class Half(Term):
+            bare = "bare"
+
+
+def test_limits_are_the_stops_graded_as_no_answer_limit():
+    assert {s for s in StopReason if s.is_limit} == {
+        StopReason.timeout, StopReason.cost_cap, StopReason.token_cap, StopReason.context_window}
+
+
+def test_the_manifest_config_is_the_run_config_without_model_or_credentials():
+    config = RunConfig(model="m", arms=["tooled"], questions=("q1",), price_per_million=(1.0, 2.0),
+                       completion_kwargs={"api_key": "sk-1", "API_KEY_2": "sk-2", "api_base": "u"})
+    recorded = config.manifest_config()
+    assert list(recorded) == [name for name in RunConfig.model_fields if name != "model"]
+    assert recorded["completion_kwargs"] == {"api_base": "u"}
+    written = json.loads(json.dumps(make_manifest(config=recorded).model_dump(mode="json")))["config"]
+    assert RunConfig(model="m", **written) == config.model_copy(update={"completion_kwargs": {"api_base": "u"}})
+
+
+def test_the_committed_recordings_config_is_todays_defaults_and_keys():
+    stored = json.loads((RECORDING / "manifest.json").read_text())
+    manifest = Manifest.model_validate(stored)
+    config = RunConfig(model=manifest.model, **manifest.config)
+    assert config.manifest_config() == stored["config"]
+    assert manifest.model_dump(mode="json") == stored  # read and written back unchanged
+
+
+def test_a_record_written_before_the_move_loads_and_writes_back_byte_for_byte():
+    lines = (RECORDING / "runs.jsonl").read_text().splitlines()
+    for line in lines:
+        record = RunRecord.model_validate_json(line)
+        assert isinstance(record.stop_reason, StopReason) and isinstance(record.outcome, Outcome)
+        assert record.model_dump_json() == line
+
+
+def test_replay_of_and_resumes_are_written_only_when_there_is_one():
+    written = make_manifest().model_dump(mode="json")
+    assert "replay_of" not in written and "resumes" not in written and "sandbox_isolation" not in written
