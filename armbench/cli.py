@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from armbench.errors import UserError
+from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BASE_DELAY
 
 app = typer.Typer(
     add_completion=False,
@@ -83,15 +84,15 @@ def run(
     domain: Annotated[str, typer.Option(help="Domain name, comma list, or 'all'.")] = ALL,
     runs: Annotated[int, typer.Option(min=1, help="Repeats of each question per arm.")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
-    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = 24,
+    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = DEFAULT_BUDGET,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
     resume: Annotated[Optional[Path], typer.Option(
         help="Continue a stopped run set in this folder: finished runs are kept, the rest are run.")] = None,
     allow_unlocked: Annotated[bool, typer.Option(help="Run question sets that differ from questions.lock.")] = False,
     rpm: Annotated[Optional[int], typer.Option(min=1, help="Model calls per minute to the provider.")] = None,
-    max_retries: MaxRetries = 4,
+    max_retries: MaxRetries = DEFAULT_MAX_RETRIES,
     retry_base_delay: Annotated[float, typer.Option(
-        min=0, help="Seconds before the first retry; doubles each retry, with jitter.")] = 1.0,
+        min=0, help="Seconds before the first retry; doubles each retry, with jitter.")] = DEFAULT_RETRY_BASE_DELAY,
     request_timeout: RequestTimeout = None,
     run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time per run.")] = None,
     max_tokens_per_run: Annotated[Optional[int], typer.Option(min=1, help="Token cap per run.")] = None,
@@ -116,13 +117,9 @@ def run(
 
     --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
     tools run for real, and each run records where its requests first differ from the recording."""
-    from armbench.models import get_model
-    from armbench.paths import RESULTS_DIR
-    from armbench.questions import SET_NAMES, available_domains, load_sets, unlocked_sets
+    # Every flag is checked before anything heavy (LiteLLM, Playwright, polars) loads: a typo costs < 1 s.
     from armbench.arms import ARMS
-    from armbench.run.runner import RunSetFailed, run_set
-    from armbench.run.store import RunSetStore
-    from armbench.types import RunConfig
+    from armbench.questions import SET_NAMES, available_domains
 
     arms = expand(arm, list(ARMS), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
@@ -134,11 +131,19 @@ def run(
         positive(value, flag)
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
+    prices = parse_price(price)
+
+    from armbench.models import get_model
+    from armbench.paths import RESULTS_DIR
+    from armbench.questions import load_sets, unlocked_sets
+    from armbench.run.runner import RunSetFailed, run_set
+    from armbench.run.store import RunSetStore
+    from armbench.types import RunConfig
+
     resolved = get_model(model)
     resolved.check()
     if request_timeout is None:
-        request_timeout = resolved.default_request_timeout(120.0)
-    prices = parse_price(price)
+        request_timeout = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
     if prices:
         resolved.set_price(*prices)
     if record and not resolved.recordable:
@@ -249,9 +254,10 @@ def regress(
     a grade. Exit 0 otherwise."""
     from armbench.analysis.compare import manifest_differences
     from armbench.analysis.publish import dumps, read_manifest
-    from armbench.analysis.regress import Thresholds, flips_table, groups_table, regress as judge
-    from armbench.run.store import open_run_set
+    from armbench.analysis.regress import Thresholds, flips_table, groups_table
+    from armbench.analysis.regress import regress as judge
     from armbench.analysis.tables import to_rich
+    from armbench.run.store import open_run_set
 
     base_store, store = open_run_set(baseline), open_run_set(run_set)
     base_manifest, manifest = read_manifest(base_store), read_manifest(store)
@@ -297,7 +303,8 @@ def report(
     if len(run_sets) == 2:
         compare_run_sets(*run_sets, as_json=as_json)
     elif as_json:
-        from armbench.analysis.publish import as_json as report_json, dumps
+        from armbench.analysis.publish import as_json as report_json
+        from armbench.analysis.publish import dumps
         from armbench.run.store import open_run_set
 
         print(dumps(report_json(open_run_set(run_sets[0]).records())))
@@ -307,8 +314,8 @@ def report(
 
 def print_report(run_set: Path) -> None:
     from armbench.analysis.publish import title_of, write_report
-    from armbench.run.store import open_run_set
     from armbench.analysis.tables import to_rich
+    from armbench.run.store import open_run_set
 
     store = open_run_set(run_set)
     tables, written = write_report(store)
@@ -319,10 +326,11 @@ def print_report(run_set: Path) -> None:
 
 
 def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
-    from armbench.analysis.compare import compare_run_sets as compare, manifest_differences, run_set_labels
+    from armbench.analysis.compare import compare_run_sets as compare
+    from armbench.analysis.compare import manifest_differences, run_set_labels
     from armbench.analysis.publish import dumps, read_manifest
-    from armbench.run.store import open_run_set
     from armbench.analysis.tables import to_rich
+    from armbench.run.store import open_run_set
 
     store_a, store_b = open_run_set(a), open_run_set(b)
     manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
@@ -347,9 +355,9 @@ def show(
     full: Annotated[bool, typer.Option(help="Show system prompts and tool results in full.")] = False,
 ) -> None:
     """Show one run's transcript: messages, tool calls and results, the answer and its grade."""
-    from armbench.paths import RESULTS_DIR
     from armbench.analysis.show import render
     from armbench.analysis.transcript import locate, read_turns, reference_answer
+    from armbench.paths import RESULTS_DIR
 
     store, record = locate(run_id, run_set, RESULTS_DIR)
     out.print(render(record, read_turns(store.directory, record), reference_answer(record), full=full))

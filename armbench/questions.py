@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-import polars as pl
 import yaml
 from pydantic import ValidationError
 
-from armbench.domains import domain, tables
+from armbench.domains import domain as find_domain
+from armbench.domains import tables
 from armbench.errors import UserError
 from armbench.paths import LOCK_FILE, QUESTIONS_DIR
 from armbench.types import Derivation, Question, SetName, Strict, render_value
@@ -130,6 +130,8 @@ def load_sets(
 
 def derive_answer(derivation: Derivation) -> list[str]:
     """Run the derivation's SQL over every replica table and render the first column."""
+    import polars as pl  # only derivations need it: `bench run`'s flag checks load no polars
+
     context = pl.SQLContext(tables())
     result = context.execute(derivation.sql, eager=True)
     column = result.to_series(0)
@@ -157,7 +159,7 @@ def verify(question_sets: list[QuestionSet]) -> list[str]:
 def _missing_source_rows(question: Question) -> list[str]:
     if not question.source_rows:
         return []
-    urls = set(domain(question.domain).tables.load(question.domain)["source_url"].to_list())
+    urls = set(find_domain(question.domain).tables.load(question.domain)["source_url"].to_list())
     return [
         f"{question.id}: source row {url} is not in the {question.domain} table"
         for url in question.source_rows

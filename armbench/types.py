@@ -185,6 +185,9 @@ class Question(Strict):
 # --- what a run set records --------------------------------------------------------------------
 
 DEFAULT_BUDGET = 24  # tool calls per episode
+DEFAULT_REQUEST_TIMEOUT = 120.0  # seconds per model call (a local model's own default is longer)
+DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call
+DEFAULT_RETRY_BASE_DELAY = 1.0  # seconds before the first retry; doubles each retry
 
 
 class RunConfig(BaseModel):
@@ -206,9 +209,9 @@ class RunConfig(BaseModel):
     price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
     concurrency: int = 1
     rpm: int | None = None  # model calls per minute to the provider
-    max_retries: int = 4  # retries of a transient provider error per model call
-    retry_base_delay: float = 1.0  # seconds before the first retry; doubles each retry
-    request_timeout: float | None = 120.0  # seconds per model call
+    max_retries: int = DEFAULT_MAX_RETRIES
+    retry_base_delay: float = DEFAULT_RETRY_BASE_DELAY
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     run_timeout: float | None = None  # seconds of wall time per run
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None

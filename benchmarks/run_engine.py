@@ -53,7 +53,8 @@ def inspect_runs_per_second(question_sets: list[QuestionSet], epochs: int, concu
     """The same task in inspect_ai: its mock model plays the oracle's policy (one tool call from
     the stored solution, then the answer read off the tool's result), gpu_query runs for real
     behind inspect's tool API, and every sample is scored and logged to disk."""
-    from inspect_ai import Task, eval as inspect_eval
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput, get_model
     from inspect_ai.scorer import includes

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from armbench.domains.worldbank.tools import GetSeries, ListEconomies, RankYear
 from armbench.domains.worldbank.api.app import create_app
 from armbench.domains.worldbank.api.catalog import catalog
+from armbench.domains.worldbank.tools import GetSeries, ListEconomies, RankYear
 
 CALLS = 400
 WARMUP = 20

@@ -57,6 +57,33 @@ def test_unknown_set_arm_domain_and_model(tmp_path):
     assert_user_error(bench("run", "--model", "scripted/nosuch"), "no script 'nosuch'")
 
 
+HEAVY = ("litellm", "playwright", "polars", "fastapi", "matplotlib")
+REJECT_BAD_FLAG = f"""
+import sys, time
+start = time.perf_counter()
+from armbench.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as stop:
+    code = stop.code
+print(code, round(time.perf_counter() - start, 3), [m for m in {HEAVY!r} if m in sys.modules])
+"""
+
+
+@pytest.mark.parametrize(("flags", "lines"), [
+    (("--set", "nosuch"), 1), (("--arm", "typo"), 1), (("--domain", "nosuch"), 1), (("--price", "x"), 1),
+    (("--request-timeout", "-1"), 1),
+    (("--runs", "0"), 5),  # typer's own range check: usage, hint and the message in a box
+])
+def test_a_bad_run_flag_is_refused_in_under_a_second_before_anything_heavy_loads(flags, lines):
+    result = subprocess.run([sys.executable, "-c", REJECT_BAD_FLAG, "run", "--model", "scripted/oracle", *flags],
+                            capture_output=True, text=True, timeout=60)
+    code, seconds, loaded = result.stdout.split(" ", 2)
+    assert code == "2" and len(result.stderr.strip().splitlines()) == lines, result.stderr
+    assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"
+    assert float(seconds) < 1.0
+
+
 def test_missing_api_key_for_a_real_provider():
     assert_user_error(bench("run", "--model", "openai/gpt-4o-mini"), "OPENAI_API_KEY")
 

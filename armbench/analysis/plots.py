@@ -14,11 +14,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-from armbench.analysis.report import ReportRow, graded, grouped, summarize  # noqa: E402
-from armbench.types import RunRecord  # noqa: E402
+from armbench.analysis.report import ReportRow, graded, grouped, summarize
+from armbench.types import RunRecord
 
 ARM_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 

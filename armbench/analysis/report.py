@@ -6,10 +6,11 @@ answered) is excluded from accuracy and counted separately in the summary.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from itertools import groupby
 from operator import attrgetter
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 from armbench.analysis.stats import mean, median, pass_at_k, pass_hat_k, wilson_interval
 from armbench.analysis.tables import Table, number, percent, usd

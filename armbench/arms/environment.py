@@ -7,19 +7,20 @@ run, plus the stateless python/http_get tools and the domain's typed tools.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
-from armbench.tools.base import Arm, OfferedTool, Tool
-from armbench.tools.browser import Browser, BrowserSession, PageView
-from armbench.tools.sandbox import ReplicaRoute
 from armbench.arms import ARMS
 from armbench.arms.tool_source import TypedTools, in_process_tools
-from armbench.tools.browser_tools import browser_tools
-from armbench.tools.web_tools import PythonTool, web_tools
-from armbench.errors import UserError
 from armbench.domains import domain as find_domain
+from armbench.errors import UserError
 from armbench.replicas.serve import ReplicaEndpoint, endpoint, ensure_replicas
+from armbench.tools.base import Arm, OfferedTool, Tool
+from armbench.tools.browser import Browser, BrowserSession, PageView
+from armbench.tools.browser_tools import browser_tools
+from armbench.tools.sandbox import ReplicaRoute
+from armbench.tools.web_tools import PythonTool, web_tools
+
 
 class LazySession:
     """A run's browser session, opened on the run's first browser action.

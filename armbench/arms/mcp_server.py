@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
-from typing import Callable
+from collections.abc import Callable
 
 import anyio
 import uvicorn
@@ -19,9 +19,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from armbench.tools.base import OfferedTool, ToolOutcome
 from armbench.arms.tool_source import in_process_tools
 from armbench.errors import UserError
+from armbench.tools.base import OfferedTool, ToolOutcome
 
 HOST = "127.0.0.1"
 PATH = "/mcp"

@@ -5,12 +5,12 @@ so any server runs against the same questions, model, prompt and budget as ours.
 """
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Callable
 
-from armbench.tools.base import OfferedTool
 from armbench.domains import domain as find_domain
 from armbench.errors import UserError
+from armbench.tools.base import OfferedTool
 
 TypedTools = Callable[[str], list[OfferedTool]]
 """A domain's typed tools."""

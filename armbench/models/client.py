@@ -14,8 +14,7 @@ from typing import Any, Protocol
 
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.retry import RetryPolicy, is_transient
-
-DEFAULT_REQUEST_TIMEOUT = 120.0
+from armbench.types import DEFAULT_REQUEST_TIMEOUT
 
 
 class ProviderFailure(Exception):

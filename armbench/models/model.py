@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from armbench.errors import UserError
-from armbench.models.client import DEFAULT_REQUEST_TIMEOUT, ModelCaller, ModelClient
+from armbench.models.client import ModelCaller, ModelClient
 from armbench.models.pricing import check_priced, register_price
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.recording import Recorder, recording_path
 from armbench.models.retry import RetryPolicy
-from armbench.types import ReplayOf, RunConfig
+from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
 
 
 def _no_divergence(_caller: ModelCaller) -> None:

@@ -18,13 +18,13 @@ import litellm
 from litellm import ModelResponse
 
 from armbench.errors import UserError
-from armbench.models.client import DEFAULT_REQUEST_TIMEOUT, ModelCaller, ProviderFailure
+from armbench.models.client import ModelCaller, ProviderFailure
 from armbench.models.jsondiff import first_difference, parsed
 from armbench.models.model import Model, RunCallers
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.recording import recording_dir, recording_path, tools_digest
 from armbench.models.retry import RetryPolicy
-from armbench.types import ReplayOf, RunConfig
+from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
 
 MANIFEST = "manifest.json"  # the recorded run set's own manifest (armbench.run.store writes it)
 

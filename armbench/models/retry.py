@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass
 from functools import cache
 
+from armbench.types import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY
+
 TRANSIENT_STATUS = {408, 409, 425, 429}
 
 
@@ -44,8 +46,8 @@ class RetryPolicy:
     A `Retry-After` the provider sends is honoured when longer, up to `max_delay`.
     """
 
-    max_retries: int = 4
-    base_delay: float = 1.0
+    max_retries: int = DEFAULT_MAX_RETRIES
+    base_delay: float = DEFAULT_RETRY_BASE_DELAY
     max_delay: float = 60.0
 
     def delay(self, attempt: int, error: BaseException, rng: random.Random) -> float:

@@ -19,12 +19,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.grading.strict import extract_answer
 from armbench.models import get_model
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.messages import assistant_message
-from armbench.run.limits import RunLimits
+from armbench.run.limits import NO_LIMITS, RunLimits
+from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 
 SYSTEM_PROMPT = """\
@@ -108,7 +108,7 @@ async def run_episode(
     *,
     budget: int = DEFAULT_BUDGET,
     resources: str = "",
-    limits: RunLimits = RunLimits(),
+    limits: RunLimits = NO_LIMITS,
 ) -> Episode:
     client = get_model(model).client() if isinstance(model, str) else model
     episode = Episode()
@@ -147,7 +147,7 @@ async def _loop(
         cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
         if cap:
             reason, message = cap
-            episode.end(StopReason(reason), message, ErrorKind.agent)
+            episode.end(reason, message, ErrorKind.agent)
             return
         response = await _complete(episode, messages, arm, client)
         if response is None:

@@ -7,9 +7,8 @@ and ends with no answer. The wall timeout is enforced around the whole episode.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-CapReason = Literal["token_cap", "cost_cap"]
+from armbench.types import StopReason
 
 
 @dataclass(frozen=True)
@@ -19,10 +18,13 @@ class RunLimits:
     max_cost_usd: float | None = None  # dollars per run
     cost_must_be_known: bool = False  # set when any cost cap (per run or per set) is in force
 
-    def reached(self, tokens: int, cost_usd: float | None) -> tuple[CapReason, str] | None:
+    def reached(self, tokens: int, cost_usd: float | None) -> tuple[StopReason, str] | None:
         """The cap this run has reached, with a message, or None."""
         if self.max_tokens is not None and tokens >= self.max_tokens:
-            return "token_cap", f"{tokens:,} tokens used; the cap is {self.max_tokens:,} per run"
+            return StopReason.token_cap, f"{tokens:,} tokens used; the cap is {self.max_tokens:,} per run"
         if self.max_cost_usd is not None and cost_usd is not None and cost_usd >= self.max_cost_usd:
-            return "cost_cap", f"${cost_usd:.4f} spent; the cap is ${self.max_cost_usd:.4f} per run"
+            return StopReason.cost_cap, f"${cost_usd:.4f} spent; the cap is ${self.max_cost_usd:.4f} per run"
         return None
+
+
+NO_LIMITS = RunLimits()

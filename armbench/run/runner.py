@@ -9,26 +9,26 @@ however large the plan. A run set stops early in three ways, with every finished
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Protocol
+from typing import Protocol
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from armbench.arms.environment import ArmEnvironment
-from armbench.tools.base import Arm
-from armbench.arms.environment import resources_prompt
+from armbench.arms.environment import ArmEnvironment, resources_prompt
 from armbench.arms.tool_source import open_typed_tools
-from armbench.run.agent import prompt_hash, run_episode
+from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.model import RunCallers
-from armbench.errors import UserError
+from armbench.questions import QuestionSet
+from armbench.run.agent import prompt_hash, run_episode
 from armbench.run.manifest import build_manifest, record_resume, resume_differences
 from armbench.run.plan import Job, plan, run_limits
-from armbench.questions import QuestionSet
 from armbench.run.records import to_record
 from armbench.run.store import RunSetStore
+from armbench.tools.base import Arm
 from armbench.types import ErrorKind, Manifest, RunConfig, RunRecord
 
 

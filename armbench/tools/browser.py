@@ -25,13 +25,12 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import Browser as PlaywrightBrowser
-from playwright.async_api import BrowserContext, Locator, Page, Playwright, Request, Route
+from playwright.async_api import BrowserContext, Locator, Page, Playwright, Request, Route, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
-from playwright.async_api import async_playwright
 
-from armbench.tools.base import ToolError
 from armbench.errors import UserError
+from armbench.tools.base import ToolError
 
 CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
 # /usr/bin/chromium on Debian is a wrapper script; Playwright needs the real binary first.

@@ -18,16 +18,17 @@ import logging
 import os
 import shlex
 import tempfile
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import IO, Any, AsyncIterator
+from typing import IO, Any
 
 from mcp import Client, StdioServerParameters, stdio_client, types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from armbench.tools.base import ToolError, ToolInfraError, ToolOutcome, parse_arguments
 from armbench.errors import UserError
+from armbench.tools.base import ToolError, ToolInfraError, ToolOutcome, parse_arguments
 
 CALL_TIMEOUT_SECONDS = 60.0
 STDERR_TAIL_BYTES = 600

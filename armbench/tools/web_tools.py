@@ -141,9 +141,9 @@ class HttpGetTool(Tool):
                             return await page_result(response, args.offset)
                         location = response.headers["location"]
                 except httpx.TimeoutException:
-                    raise ToolError("timeout", f"{url} did not answer in {FETCH_TIMEOUT_S:g} s")
+                    raise ToolError("timeout", f"{url} did not answer in {FETCH_TIMEOUT_S:g} s") from None
                 except httpx.HTTPError as error:
-                    raise ToolError("fetch_failed", f"{url}: {type(error).__name__}: {error}")
+                    raise ToolError("fetch_failed", f"{url}: {type(error).__name__}: {error}") from None
                 url = self.checked(str(url.join(location)), "redirect_not_allowed")
         raise ToolError("too_many_redirects", f"over {MAX_REDIRECTS} redirects from {args.url}")
 

@@ -1,11 +1,16 @@
 """Paired arm comparison and run-set comparison, on the two-arm fixture (see test_report.py)."""
 import pytest
 
-from tests.support.run_sets import make_record
 from armbench.analysis.compare import (
-    ARM_UNIT, arm_tables, compare, compare_arms, compare_run_sets, manifest_differences,
+    ARM_UNIT,
+    arm_tables,
+    compare,
+    compare_arms,
+    compare_run_sets,
+    manifest_differences,
 )
 from armbench.analysis.tables import to_markdown
+from tests.support.run_sets import make_record
 
 
 def test_arms_pair_on_question_and_repeat(two_arm_run_set):

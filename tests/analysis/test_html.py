@@ -2,9 +2,9 @@
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.support.run_sets import HOSTILE, build_two_arm_run_set
 from armbench.analysis.publish import write_report
 from armbench.questions import load_set_file, set_path
+from tests.support.run_sets import HOSTILE, build_two_arm_run_set
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",

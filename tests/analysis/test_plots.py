@@ -1,7 +1,7 @@
 """Plots render to PNG for any run set, including ones with unknown costs or no graded runs."""
-from tests.support.run_sets import make_record
 from armbench.analysis.plots import all_plots, cost_accuracy, pareto_front
 from armbench.analysis.report import summarize
+from tests.support.run_sets import make_record
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

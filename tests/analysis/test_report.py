@@ -6,11 +6,17 @@ tooled is always right except one infra error on question 9, repeat 2.
 """
 import pytest
 
-from tests.support.run_sets import make_record
 from armbench.analysis.report import (
-    NO_TOOL, by_tool, miss_counts, outcome_counts, pass_k, report_tables, summarize,
+    NO_TOOL,
+    by_tool,
+    miss_counts,
+    outcome_counts,
+    pass_k,
+    report_tables,
+    summarize,
 )
 from armbench.analysis.tables import to_markdown
+from tests.support.run_sets import make_record
 
 
 def rows_by_key(rows):

@@ -4,9 +4,9 @@ import json
 import pytest
 from rich.console import Console
 
-from armbench.errors import UserError
 from armbench.analysis.show import render
 from armbench.analysis.transcript import locate, read_turns, reference_answer
+from armbench.errors import UserError
 
 
 def rendered(store, run_id, **options) -> str:

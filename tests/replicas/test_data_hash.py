@@ -34,6 +34,7 @@ def test_a_folder_without_tables_is_an_error_not_an_empty_hash(tmp_path):
 def test_hashes_are_those_of_the_committed_recording():
     """The move into armbench/domains/ kept each domain's hash: recordings still replay."""
     import json
+
     from armbench.paths import ROOT
 
     manifest = json.loads((ROOT / "results/recordings/local-qwen2.5-coder-0.5b-gpus/manifest.json").read_text())

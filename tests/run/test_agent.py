@@ -3,14 +3,14 @@ import json
 
 import pytest
 
-from armbench.tools.base import Arm, ToolInfraError
 from armbench.domains.gpus.tools import GpuQuery
 from armbench.grading.strict import grade
-from armbench.run.agent import run_episode
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
+from armbench.run.agent import run_episode
+from armbench.tools.base import Arm, ToolInfraError
 
 
 def question_by_id(question_set, qid):

@@ -6,14 +6,14 @@ import litellm
 import pytest
 from pydantic import BaseModel
 
-from armbench.tools.base import Arm, Tool
 from armbench.grading.strict import grade
-from armbench.run.agent import run_episode
 from armbench.models import get_model
-from armbench.run.limits import RunLimits
+from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.models.retry import RetryPolicy
+from armbench.run.agent import run_episode
+from armbench.run.limits import RunLimits
+from armbench.tools.base import Arm, Tool
 
 
 class WaitArgs(BaseModel):

@@ -4,13 +4,13 @@ import json
 import polars as pl
 import pytest
 
-from armbench.tools.sandbox import BWRAP
 from armbench.analysis.report import summarize, summary_table
+from armbench.analysis.stats import wilson_interval
+from armbench.analysis.tables import to_markdown
 from armbench.run.plan import plan
 from armbench.run.runner import run_set
-from armbench.analysis.stats import wilson_interval
 from armbench.run.store import RunSetStore, open_run_set
-from armbench.analysis.tables import to_markdown
+from armbench.tools.sandbox import BWRAP
 from armbench.types import RunConfig, RunRecord
 from tests.support.run_sets import make_manifest
 

@@ -9,8 +9,8 @@ import os
 import anyio
 from pydantic import BaseModel
 
-from armbench.tools.base import Tool, ToolError
 from armbench.arms.mcp_server import build_server, serve_stdio
+from armbench.tools.base import Tool, ToolError
 
 
 class NoArgs(BaseModel):

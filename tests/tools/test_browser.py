@@ -16,10 +16,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import pytest_asyncio
 
+from armbench.errors import UserError
 from armbench.tools import browser as browser_module
 from armbench.tools.browser import Browser, PageView, find_chromium
 from armbench.tools.browser_tools import MAX_SNAPSHOT_CHARS, browser_tools, observation
-from armbench.errors import UserError
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

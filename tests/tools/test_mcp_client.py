@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from armbench.tools.base import Arm, ToolInfraError
-from armbench.tools.mcp_client import connect
+from armbench.analysis.report import summarize
 from armbench.arms.tool_source import in_process_tools, open_typed_tools
-from armbench.run.agent import run_episode
 from armbench.errors import UserError
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.analysis.report import summarize
+from armbench.run.agent import run_episode
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
+from armbench.tools.base import Arm, ToolInfraError
+from armbench.tools.mcp_client import connect
 from armbench.types import RunConfig
 
 FAULTY_OVER_STDIO = shlex.join([sys.executable, str(Path(__file__).parents[1] / "support" / "faulty_mcp_server.py")])

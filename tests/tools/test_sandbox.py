@@ -23,11 +23,11 @@ from armbench.tools import sandbox
 from armbench.tools.sandbox import (
     BWRAP,
     FALLBACK,
+    WORK_DIR,
     ReplicaRoute,
     ReplicaSocketBlocked,
     SandboxConfig,
     SandboxUnavailable,
-    WORK_DIR,
     run_python,
 )
 from armbench.tools.web_tools import PythonTool, web_tools

@@ -15,6 +15,9 @@ from typing import Annotated, Any
 import polars as pl
 from pydantic import Field, WithJsonSchema
 
+from armbench.domains.funds import DOMAIN, TABLES
+from armbench.domains.funds.data.metrics import AS_OF
+from armbench.replicas.serve import endpoint
 from armbench.tools.base import MAX_RESULT_CHARS, Tool, ToolError
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
@@ -26,9 +29,6 @@ from armbench.tools.table_query import (
     prepare,
     run_query,
 )
-from armbench.domains.funds import DOMAIN, TABLES
-from armbench.domains.funds.data.metrics import AS_OF
-from armbench.replicas.serve import endpoint
 
 STATUSES = ("any", "open", "closed")
 DEFAULT_STATUS = "any"

@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from armbench.domains.gpus import TABLES
 from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_FNS,
@@ -20,7 +21,6 @@ from armbench.tools.table_query import (
     prepare,
     run_query,
 )
-from armbench.domains.gpus import TABLES
 
 # Model-facing field name -> parquet column.
 COLUMN_OF_FIELD = {

@@ -14,9 +14,9 @@ from typing import Annotated, Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from armbench.tools.base import ToolError
 from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.api.catalog import INCOME_UNIONS, Economy, Indicator, catalog
+from armbench.tools.base import ToolError
 
 COMPARISONS: dict[str, Callable[[float, float], bool]] = {
     "gt": operator.gt,

@@ -10,11 +10,10 @@ from typing import Annotated, Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from armbench.tools.base import Tool, ToolError
-from armbench.domains.worldbank import lookup
-from armbench.domains.worldbank.lookup import ValueFilter
-from armbench.domains.worldbank import TABLES
+from armbench.domains.worldbank import TABLES, lookup
 from armbench.domains.worldbank.api.catalog import Economy, catalog
+from armbench.domains.worldbank.lookup import ValueFilter
+from armbench.tools.base import Tool, ToolError
 
 MAX_ECONOMIES = 40
 MAX_ECONOMY_YEARS = 800  # keeps a get_series result well under the tool result size limit

@@ -5,10 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from armbench.paths import SHARED_DATA_DIR
 from armbench.domains.funds import TABLES
-from armbench.domains.funds.data.metrics import AS_OF, GENERATED_COLUMNS, generate, share_class, uniform
 from armbench.domains.funds.data.build import KEPT_COLUMNS, read_universe
+from armbench.domains.funds.data.metrics import AS_OF, GENERATED_COLUMNS, generate, share_class, uniform
+from armbench.paths import SHARED_DATA_DIR
 
 SOURCE = SHARED_DATA_DIR / "funds"
 FUNDS = TABLES.load("funds")

@@ -9,20 +9,20 @@ import json
 
 import pytest
 
-from armbench.tools.base import Arm
-from armbench.tools.sandbox import ReplicaRoute
+from armbench.domains.funds import DOMAIN as FUNDS
+from armbench.domains.funds.site.app import create_app
 from armbench.domains.funds.tools import FundScreener
-from armbench.tools.web_tools import web_tools
-from tests.support.browsing_scripts import run_browsing_script
 from armbench.grading.strict import grade
-from armbench.run.agent import run_episode
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path
-from tests.support.loopback import serve
-from armbench.domains.funds.site.app import create_app
-from armbench.domains.funds import DOMAIN as FUNDS
 from armbench.replicas.serve import replicas_running
+from armbench.run.agent import run_episode
+from armbench.tools.base import Arm
+from armbench.tools.sandbox import ReplicaRoute
+from armbench.tools.web_tools import web_tools
+from tests.support.browsing_scripts import run_browsing_script
+from tests.support.loopback import serve
 
 SERVE_PORT = "127.0.0.1:8303"  # where the browsing scripts expect the replica (replicas/serve.py)
 SETS = {name: load_set_file(set_path("funds", name)) for name in ("design", "heldout")}

@@ -11,17 +11,17 @@ from typing import Any
 import polars as pl
 import pytest
 
-from armbench.tools.base import MAX_RESULT_CHARS, Arm
 from armbench.arms.tool_source import in_process_tools
 from armbench.domains import DOMAINS
-from armbench.domains.funds.tools import TABLE, FundScreener
-from armbench.grading.strict import grade
-from armbench.run.agent import run_episode
-from armbench.questions import load_sets
-from armbench.replicas import serve
 from armbench.domains.funds import TABLES
 from armbench.domains.funds.site.catalog import catalog
 from armbench.domains.funds.site.listing import FundQuery, select
+from armbench.domains.funds.tools import TABLE, FundScreener
+from armbench.grading.strict import grade
+from armbench.questions import load_sets
+from armbench.replicas import serve
+from armbench.run.agent import run_episode
+from armbench.tools.base import MAX_RESULT_CHARS, Arm
 
 FUNDS = TABLES.load("funds")
 CLOSED = FUNDS.filter(pl.col("status") == "closed").height

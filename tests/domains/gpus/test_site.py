@@ -14,13 +14,13 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from armbench.errors import UserError
 from armbench.domains import domain
 from armbench.domains.gpus import DOMAIN as GPU_DOMAIN
-from armbench.replicas import serve
 from armbench.domains.gpus import TABLES
 from armbench.domains.gpus.site.app import create_app
 from armbench.domains.gpus.site.fields import SECTIONS
+from armbench.errors import UserError
+from armbench.replicas import serve
 from armbench.replicas.web.listing import page_numbers
 from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
 

@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from armbench.domains import DOMAINS
+from armbench.domains.gpus import TABLES
 from armbench.domains.gpus.tools import FIELDS, ZERO_MEANS_UNKNOWN, GpuQuery
 from armbench.tools.table_query import OPS
-from armbench.domains.gpus import TABLES
 
 RAW = pl.read_parquet(TABLES.path("gpus"))
 TDP = pl.col("thermal_design_power_w")

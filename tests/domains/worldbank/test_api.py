@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 from starlette.testclient import TestClient
 
-from armbench.domains.worldbank import TABLES
 from armbench.domains import data_hash
+from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.api.app import create_app
 
 INVALID = [{"message": [{"id": "120", "key": "Invalid value",

@@ -13,9 +13,9 @@ import pytest
 import wbdata.client as wbdata_client
 import wbgapi
 
-from tests.support.loopback import serve
 from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.api.app import create_app
+from tests.support.loopback import serve
 
 URL_CONSTANTS = ("COUNTRIES_URL", "ILEVEL_URL", "INDICATOR_URL", "LTYPE_URL", "SOURCE_URL",
                  "TOPIC_URL")

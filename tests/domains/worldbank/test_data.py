@@ -4,8 +4,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from armbench.paths import SHARED_DATA_DIR
 from armbench.domains.worldbank import TABLES
+from armbench.paths import SHARED_DATA_DIR
 
 SOURCE = SHARED_DATA_DIR / "worldbank"
 COUNTRIES = TABLES.load("wb_countries")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browsing_scripts import run_browsing_script
-from armbench.questions import load_set_file, set_path
-from tests.support.loopback import serve
 from armbench.domains.worldbank.api.app import create_app
+from armbench.questions import load_set_file, set_path
+from tests.support.browsing_scripts import run_browsing_script
+from tests.support.loopback import serve
 
 SERVE_PORT = "127.0.0.1:8302"  # where the browsing scripts expect the replica (replicas/serve.py)
 SETS = {name: load_set_file(set_path("worldbank", name)) for name in ("design", "heldout")}

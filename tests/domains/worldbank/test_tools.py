@@ -8,14 +8,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from armbench.tools.base import Arm
 from armbench.arms.tool_source import in_process_tools
 from armbench.domains import DOMAINS
+from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.tools import GetSeries, ListEconomies, RankYear
 from armbench.grading.strict import grade
-from armbench.run.agent import run_episode
 from armbench.questions import load_sets
-from armbench.domains.worldbank import TABLES
+from armbench.run.agent import run_episode
+from armbench.tools.base import Arm
 
 COUNTRIES = TABLES.load("wb_countries")
 VALUES = TABLES.load("wb_values")
