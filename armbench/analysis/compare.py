@@ -12,8 +12,9 @@ from itertools import combinations
 from operator import attrgetter
 from pathlib import Path
 
-from armbench.analysis.report import graded, grouped, summarize
+from armbench.analysis.report import graded, grouped
 from armbench.analysis.stats import Estimate, bootstrap_ratio, mcnemar_exact
+from armbench.analysis.summary import summarize
 from armbench.analysis.tables import Table, percent, points
 from armbench.types import RunRecord
 
@@ -168,8 +169,8 @@ class SetDelta:
 
 def set_deltas(a: list[RunRecord], b: list[RunRecord]) -> list[SetDelta]:
     """Accuracy over all graded runs of each side, for every domain x set x arm in both."""
-    rows_a = {(r.domain, r.set, r.arm): r for r in summarize(a)}
-    rows_b = {(r.domain, r.set, r.arm): r for r in summarize(b)}
+    rows_a = {row.key: row for row in summarize(a)}
+    rows_b = {row.key: row for row in summarize(b)}
     return [
         SetDelta(*key, rows_a[key].correct, rows_a[key].graded, rows_b[key].correct, rows_b[key].graded)
         for key in sorted(rows_a.keys() & rows_b.keys())

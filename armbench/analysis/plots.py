@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from armbench.analysis.report import ReportRow, graded, grouped, summarize
+from armbench.analysis.report import graded, grouped
+from armbench.analysis.summary import GroupSummary, summarize
 from armbench.types import RunRecord
 
 ARM_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -57,7 +58,7 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return front
 
 
-def cost_accuracy(rows: list[ReportRow]) -> Plot:
+def cost_accuracy(rows: list[GroupSummary]) -> Plot:
     title = "Cost vs accuracy"
     figure = Figure(figsize=(7, 4.5))
     axes = figure.add_subplot()

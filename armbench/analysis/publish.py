@@ -14,7 +14,8 @@ from pathlib import Path
 from armbench.analysis.compare import arm_tables, compare_arms
 from armbench.analysis.html import render_report, render_transcript
 from armbench.analysis.plots import all_plots
-from armbench.analysis.report import by_tool, miss_counts, outcome_counts, pass_k, report_tables, summarize
+from armbench.analysis.report import by_tool, miss_counts, outcome_counts, pass_k, report_tables
+from armbench.analysis.summary import summarize
 from armbench.analysis.tables import Table, to_markdown
 from armbench.analysis.transcript import read_turns, reference_answer
 from armbench.errors import UserError

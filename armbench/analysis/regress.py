@@ -15,11 +15,9 @@ explain it, so a grader or reference change that flips an answer is caught.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from operator import attrgetter
 
 from armbench.analysis.compare import RUN_SET_UNIT, QuestionDelta, compare
-from armbench.analysis.report import ARM_GROUP, graded, grouped
-from armbench.analysis.stats import mean, wilson_interval
+from armbench.analysis.summary import GroupSummary, summarize
 from armbench.analysis.tables import Table, percent, points
 from armbench.types import RunRecord
 
@@ -32,24 +30,10 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Side:
-    correct: int
-    graded: int
-    infra_errors: int
-    mean_cost_usd: float | None  # None when any graded run's cost is unknown
-    mean_tokens: float | None
-    mean_actions: float | None
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.correct / self.graded if self.graded else None
-
-
-@dataclass(frozen=True)
 class GroupCheck:
     group: str  # domain/set/arm
-    baseline: Side
-    candidate: Side | None  # None: the candidate has no run in this group
+    baseline: GroupSummary
+    candidate: GroupSummary | None  # None: the candidate has no run in this group
     accuracy_floor: float  # the baseline's Wilson 95% lower bound
     problems: list[str]
 
@@ -90,21 +74,10 @@ class Verdict:
         }
 
 
-def side(runs: list[RunRecord]) -> Side:
-    done = graded(runs)
-    costs = [r.cost_usd for r in done]
-    return Side(
-        correct=sum(bool(r.correct) for r in done),
-        graded=len(done),
-        infra_errors=len(runs) - len(done),
-        mean_cost_usd=None if None in costs else mean(costs),
-        mean_tokens=mean([r.prompt_tokens + r.completion_tokens for r in done]),
-        mean_actions=mean([r.actions for r in done]),
-    )
-
-
-def check_group(name: str, baseline: Side, candidate: Side | None, limits: Thresholds) -> GroupCheck:
-    floor = wilson_interval(baseline.correct, baseline.graded)[0] if baseline.graded else 0.0
+def check_group(
+    name: str, baseline: GroupSummary, candidate: GroupSummary | None, limits: Thresholds
+) -> GroupCheck:
+    floor = baseline.ci_low if baseline.graded else 0.0
     problems: list[str] = []
     if candidate is None or not candidate.graded:
         problems.append("no graded run in the candidate" if candidate else "not run by the candidate")
@@ -141,12 +114,11 @@ def relative_change(base: float | None, now: float | None, floor: float = 0.0) -
 def regress(
     baseline: list[RunRecord], candidate: list[RunRecord], limits: Thresholds = Thresholds(), *, exact: bool = False
 ) -> Verdict:
-    key = attrgetter(*ARM_GROUP)
-    baseline_groups, candidate_groups = dict(grouped(baseline, key)), dict(grouped(candidate, key))
+    baseline_groups = {row.key: row for row in summarize(baseline)}
+    candidate_groups = {row.key: row for row in summarize(candidate)}
     checks = [
-        check_group("/".join(group), side(runs),
-                    side(candidate_groups[group]) if group in candidate_groups else None, limits)
-        for group, runs in baseline_groups.items()
+        check_group("/".join(group), row, candidate_groups.get(group), limits)
+        for group, row in baseline_groups.items()
     ]
     notes = [f"{'/'.join(group)}: in the candidate only, not checked"
              for group in sorted(candidate_groups.keys() - baseline_groups.keys())]
@@ -156,7 +128,7 @@ def regress(
 
 
 def groups_table(verdict: Verdict) -> Table:
-    def accuracy(s: Side | None) -> str:
+    def accuracy(s: GroupSummary | None) -> str:
         return "—" if s is None or not s.graded else f"{s.correct}/{s.graded} {percent(s.accuracy)}"
 
     def change(base: float | None, now: float | None, floor: float = 0.0) -> str:

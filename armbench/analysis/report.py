@@ -1,23 +1,25 @@
 """The tables of one run set, each per domain x set x arm: accuracy, outcomes, misses, tools, pass@k.
 
 Every figure counts graded runs only: an infra error (the provider failed, the model never
-answered) is excluded from accuracy and counted separately in the summary.
+answered) is excluded from accuracy and counted separately in the summary. The summary's figures
+come from summary.py; the other tables group records here, in Python: they count categories,
+split runs among tools and go per question, which reads more plainly over records than as frames.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
 from typing import TypeVar
 
-from armbench.analysis.stats import mean, median, pass_at_k, pass_hat_k, wilson_interval
+from armbench.analysis.stats import pass_at_k, pass_hat_k
+from armbench.analysis.summary import ARM_GROUP, GroupSummary, summarize
 from armbench.analysis.tables import Table, number, percent, usd
 from armbench.types import MissReason, Outcome, RunRecord, Term
 
 K = TypeVar("K")
-ARM_GROUP = ("domain", "set", "arm")
 NO_TOOL = "(no tool call)"
 
 
@@ -28,53 +30,6 @@ def grouped(records: Iterable[RunRecord], key: Callable[[RunRecord], K]) -> list
 
 def graded(records: Iterable[RunRecord]) -> list[RunRecord]:
     return [r for r in records if r.correct is not None]
-
-
-@dataclass(frozen=True)
-class ReportRow:
-    domain: str
-    set: str
-    arm: str
-    correct: int
-    graded: int
-    infra_errors: int
-    accuracy: float | None
-    ci_low: float | None
-    ci_high: float | None
-    median_actions: float | None
-    mean_cost_usd: float | None  # None when any graded run's cost is unknown
-    median_wall_seconds: float | None
-    mean_tokens: float | None
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-def summarize(records: list[RunRecord]) -> list[ReportRow]:
-    rows = []
-    for (domain, set_name, arm), runs in grouped(records, attrgetter(*ARM_GROUP)):
-        done = graded(runs)
-        correct = sum(bool(r.correct) for r in done)
-        low, high = wilson_interval(correct, len(done)) if done else (None, None)
-        costs = [r.cost_usd for r in done]
-        rows.append(
-            ReportRow(
-                domain=domain,
-                set=set_name,
-                arm=arm,
-                correct=correct,
-                graded=len(done),
-                infra_errors=len(runs) - len(done),
-                accuracy=correct / len(done) if done else None,
-                ci_low=low,
-                ci_high=high,
-                median_actions=median([r.actions for r in done]),
-                mean_cost_usd=None if None in costs else mean(costs),
-                median_wall_seconds=median([r.wall_seconds for r in done]),
-                mean_tokens=mean([r.prompt_tokens + r.completion_tokens for r in done]),
-            )
-        )
-    return rows
 
 
 @dataclass(frozen=True)
@@ -191,8 +146,8 @@ def pass_k(records: list[RunRecord]) -> list[PassRow]:
 KEY_COLUMNS = ["domain", "set", "arm"]
 
 
-def summary_table(rows: list[ReportRow]) -> Table:
-    def cells(row: ReportRow) -> list[str]:
+def summary_table(rows: list[GroupSummary]) -> Table:
+    def cells(row: GroupSummary) -> list[str]:
         interval = "—" if row.ci_low is None else f"{row.ci_low:.0%}–{row.ci_high:.0%}"
         return [
             row.domain, row.set, row.arm,

@@ -6,6 +6,7 @@ import pytest
 from armbench.domains.gpus.tools import GpuQuery
 from armbench.errors import UserError
 from armbench.models.jsondiff import first_difference
+from armbench.models.recording import recording_path
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
 from armbench.types import RunConfig
@@ -29,7 +30,7 @@ async def replay(recording: RunSetStore, question_sets, out, **config):
 
 
 def steps(store: RunSetStore, run_id: str) -> list[dict]:
-    return [json.loads(line) for line in store.recording_path(run_id).read_text().splitlines()]
+    return [json.loads(line) for line in recording_path(store.directory, run_id).read_text().splitlines()]
 
 
 async def test_every_model_call_is_recorded_with_what_was_sent(recorded):
@@ -81,7 +82,7 @@ async def test_a_renamed_key_in_a_tool_result_is_reported_at_its_step(recorded, 
 async def test_a_changed_question_is_reported_at_step_0(recorded, gpu_design, tmp_path):
     first = steps(recorded, "gpus-design-01.tooled.r0")
     first[0]["sent"][1]["content"] = first[0]["sent"][1]["content"].replace("GPU", "graphics card", 1)
-    recorded.recording_path("gpus-design-01.tooled.r0").write_text("".join(json.dumps(s) + "\n" for s in first))
+    recording_path(recorded.directory, "gpus-design-01.tooled.r0").write_text("".join(json.dumps(s) + "\n" for s in first))
     _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
     divergence = replayed["gpus-design-01.tooled.r0"].replay_divergence
     assert divergence.startswith("step 0: the question differs at content: texts differ from character")
@@ -89,7 +90,7 @@ async def test_a_changed_question_is_reported_at_step_0(recorded, gpu_design, tm
 
 
 async def test_a_recording_that_ends_early_is_an_infra_error_and_a_divergence(recorded, gpu_design, tmp_path):
-    path = recorded.recording_path("gpus-design-01.tooled.r0")
+    path = recording_path(recorded.directory, "gpus-design-01.tooled.r0")
     path.write_text(path.read_text().splitlines(keepends=True)[0])
     _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
     record = replayed["gpus-design-01.tooled.r0"]
