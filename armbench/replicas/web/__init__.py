@@ -1,5 +1,5 @@
 """What the replica websites share: list pages (query, sorting, paging) and the page layout.
 
-A site (`replicas/gpus`, `replicas/funds`) brings its data, columns, filters and templates; its
+A site (`domains/gpus/site`, `domains/funds/site`) brings its data, columns, filters and templates; its
 templates extend `_layout.html` and include `_results.html` from here.
 """
