@@ -22,7 +22,7 @@ app = typer.Typer(
 )
 questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
-replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on .")
+replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on loopback.")
 mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
@@ -78,7 +78,7 @@ MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a transient pro
 
 @app.command()
 def run(
-    model: Annotated[str, typer.Option(help="LiteLLM model string, e.g. openai/gpt-4o-mini or scripted/oracle.")],
+    model: Annotated[str, typer.Option(help="A LiteLLM model string (openai/gpt-4o-mini), or offline: scripted/<script>, local/<name>, replay/<run-set dir>.")],
     arm: Annotated[str, typer.Option(help="Arm name, comma list, or 'all'.")] = ALL,
     set_: Annotated[str, typer.Option("--set", help="design, heldout, comma list, or 'all'.")] = ALL,
     domain: Annotated[str, typer.Option(help="Domain name, comma list, or 'all'.")] = ALL,
@@ -119,11 +119,12 @@ def run(
     tools run for real, and each run records where its requests first differ from the recording."""
     # Every flag is checked before anything heavy (LiteLLM, Playwright, polars) loads: a typo costs < 1 s.
     from armbench.arms import ARMS
-    from armbench.questions import SET_NAMES, available_domains
+    from armbench.domains import DOMAINS
+    from armbench.questions import SET_NAMES
 
     arms = expand(arm, list(ARMS), "arm")
     sets = expand(set_, list(SET_NAMES), "set")
-    domains = expand(domain, available_domains(), "domain")
+    domains = expand(domain, list(DOMAINS), "domain")
     if resume and out_dir and resume.resolve() != out_dir.resolve():
         raise UserError("--resume names the run set folder; leave out --out, or give the same folder")
     for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
@@ -151,7 +152,7 @@ def run(
     if max_cost is not None or max_cost_per_run is not None:
         resolved.check_priced()
     routing = resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore))
-    question_sets = load_sets(domains, sets if set_ != ALL else None)
+    question_sets = load_sets(domains if domain != ALL else None, sets if set_ != ALL else None)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
     only = comma_list(question)
@@ -408,15 +409,14 @@ def questions_list() -> None:
 @data_app.command("build")
 def data_build(
     source: Annotated[Optional[Path], typer.Option(help="The shared data folder.")] = None,
-    domain: Annotated[Optional[list[str]], typer.Option(help="Build only these domains.")] = None,
+    domain: Annotated[str, typer.Option(help="Domains to build: a comma list, or all.")] = ALL,
 ) -> None:
-    """Rebuild every domain's (or --domain ...) Parquet tables from the shared CSV files."""
+    """Rebuild every domain's (or --domain's) Parquet tables from the shared CSV files."""
     from armbench.domains import DOMAINS
-    from armbench.domains import domain as find_domain
     from armbench.paths import SHARED_DATA_DIR
 
     shared = source or SHARED_DATA_DIR
-    chosen = [find_domain(name) for name in domain or DOMAINS]  # an unknown domain stops here
+    chosen = [DOMAINS[name] for name in expand(domain, list(DOMAINS), "domain")]
     missing = [entry.name for entry in chosen if not (shared / entry.name).is_dir()]
     if missing:
         raise UserError(f"shared data folder {shared} lacks {', '.join(missing)}; pass --source")
@@ -427,14 +427,13 @@ def data_build(
 
 @replicas_app.command("serve")
 def replicas_serve(
-    domain: Annotated[Optional[list[str]], typer.Option(help="Serve only these domains.")] = None,
+    domain: Annotated[str, typer.Option(help="Domains to serve: a comma list, or all.")] = ALL,
 ) -> None:
-    """Serve every replica (or --domain ...) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
+    """Serve every replica (or --domain's) on 127.0.0.1 and its UNIX socket until Ctrl-C."""
     from armbench.domains import DOMAINS
-    from armbench.domains import domain as find_domain
     from armbench.replicas.serve import endpoint, serve_forever
 
-    replicas = [find_domain(name).replica for name in domain or DOMAINS]  # an unknown domain stops here
+    replicas = [DOMAINS[name].replica for name in expand(domain, list(DOMAINS), "domain")]
     for target in map(endpoint, replicas):
         out.print(f"{target.domain}: {target.base_url}/  (socket {target.socket_path})")
     serve_forever(replicas)

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-QUESTIONS_DIR = Path(os.environ.get("ARMBENCH_QUESTIONS_DIR", ROOT / "questions"))
+QUESTIONS_DIR_ENV = "ARMBENCH_QUESTIONS_DIR"
+QUESTIONS_DIR = Path(os.environ.get(QUESTIONS_DIR_ENV) or ROOT / "questions")
 LOCK_FILE = QUESTIONS_DIR / "questions.lock"
 RESULTS_DIR = ROOT / "results"
 SHARED_DATA_DIR = ROOT.parent / "shared" / "data"

@@ -15,10 +15,9 @@ from typing import Any, get_args
 import yaml
 from pydantic import ValidationError
 
-from armbench.domains import domain as find_domain
-from armbench.domains import tables
+from armbench.domains import DOMAINS, find_domain, tables
 from armbench.errors import UserError
-from armbench.paths import LOCK_FILE, QUESTIONS_DIR
+from armbench.paths import LOCK_FILE, QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.types import Derivation, Question, SetName, Strict, render_value
 
 SET_NAMES: tuple[str, ...] = get_args(SetName)
@@ -40,10 +39,6 @@ class QuestionSet(Strict):
 
 def set_path(domain: str, set_name: str, root: Path = QUESTIONS_DIR) -> Path:
     return root / domain / f"{set_name}.yaml"
-
-
-def available_domains(root: Path = QUESTIONS_DIR) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.is_dir())
 
 
 def load_set_file(path: Path) -> QuestionSet:
@@ -107,22 +102,28 @@ def _check_consistency(path: Path, loaded: QuestionSet) -> None:
 def load_sets(
     domains: list[str] | None = None, sets: list[str] | None = None, root: Path = QUESTIONS_DIR
 ) -> list[QuestionSet]:
-    """Load the requested sets; an unknown domain or set name is a UserError listing the choices."""
-    known_domains = available_domains(root)
+    """Load the requested sets of registered domains (default: every domain's sets that exist); an
+    unknown domain or set name, or a named domain with no sets, is a UserError."""
     for domain in domains or []:
-        if domain not in known_domains:
-            raise UserError(f"unknown domain {domain!r}; choose from: {', '.join(known_domains)}")
+        if domain not in DOMAINS:
+            raise UserError(f"unknown domain {domain!r}; choose from: {', '.join(sorted(DOMAINS))}")
     for set_name in sets or []:
         if set_name not in SET_NAMES:
             raise UserError(f"unknown set {set_name!r}; choose from: {', '.join(SET_NAMES)}, all")
+    if not root.is_dir():
+        raise UserError(f"no question bank at {root}; set {QUESTIONS_DIR_ENV} to a folder of <domain>/<set>.yaml")
     loaded = []
-    for domain in domains or known_domains:
+    for domain in domains or DOMAINS:
+        found = []
         for set_name in sets or SET_NAMES:
             path = set_path(domain, set_name, root)
             if path.exists():
-                loaded.append(load_set_file(path))
+                found.append(load_set_file(path))
             elif sets:
                 raise UserError(f"no question set {domain}/{set_name} (expected {path})")
+        if domains and not found:
+            raise UserError(f"domain {domain!r} has no question sets under {root / domain}")
+        loaded.extend(found)
     return loaded
 
 

@@ -1,7 +1,6 @@
 """Latency of the browser tools: ~100 navigate / snapshot / click calls through `Tool.invoke`.
 
-Runs on the GPU replica (when `armbench.replicas.serve.ensure_replicas` exists) and on small pages served
-here, so browser overhead and replica page weight can be told apart. Run
+Runs on the GPU replica and on small pages served here, so browser overhead and replica page weight can be told apart. Run
 `python benchmarks/browser_latency.py`; other scripts can import `measure`.
 """
 from __future__ import annotations
@@ -17,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from armbench.domains import DOMAINS
+from armbench.replicas.serve import ensure_replicas
 from armbench.tools.browser import Browser
 from armbench.tools.browser_tools import browser_tools
 
@@ -57,12 +58,8 @@ def serve_local_pages() -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-def replica_start_url() -> str | None:
-    try:
-        from armbench.replicas.serve import ensure_replicas
-    except ImportError:
-        return None
-    return ensure_replicas(["gpus"])["gpus"].base_url + "/"
+def replica_start_url() -> str:
+    return ensure_replicas([DOMAINS["gpus"].replica])["gpus"].base_url + "/"
 
 
 async def time_actions(start_url: str, actions: int) -> list[tuple[str, float]]:
@@ -139,9 +136,7 @@ def report(m: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    replica = replica_start_url()
-    if replica is not None:
-        print(report(measure(replica)))
+    print(report(measure(replica_start_url())))
     print(report(measure()))
 
 

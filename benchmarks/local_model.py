@@ -55,7 +55,7 @@ def measure_speed(run_set: Path) -> dict[str, float] | None:
 
 
 def token_ratios(run_set: Path) -> list[tuple[str, int, int]]:
-    """(question, browsing tokens, tooled tokens) for each held-out GPU question run in both armbench.arms."""
+    """(question, browsing tokens, tooled tokens) for each held-out GPU question run in both arms."""
     tokens: dict[tuple[str, int], dict[str, int]] = {}
     for r in open_run_set(run_set).records():
         if r.domain == "gpus" and r.set == "heldout":

@@ -12,9 +12,8 @@ from itertools import combinations
 from operator import attrgetter
 from pathlib import Path
 
-from armbench.analysis.report import graded, grouped
 from armbench.analysis.stats import Estimate, bootstrap_ratio, mcnemar_exact
-from armbench.analysis.summary import summarize
+from armbench.analysis.summary import graded, grouped, question_tallies, summarize
 from armbench.analysis.tables import Table, percent, points
 from armbench.types import RunRecord
 
@@ -112,13 +111,6 @@ def paired_stats(pairs: list[Pair], group: str, a: str, b: str, unit: tuple[str,
     )
 
 
-def question_fractions(records: list[RunRecord], unit: tuple[str, ...]) -> dict[tuple, tuple[int, int]]:
-    return {
-        key: (sum(bool(r.correct) for r in runs), len(runs))
-        for key, runs in grouped(graded(records), attrgetter(*unit))
-    }
-
-
 def compare(a: list[RunRecord], b: list[RunRecord], a_name: str, b_name: str, unit: tuple[str, ...]) -> Comparison:
     """Paired figures per group (the unit without its question) and over all groups."""
     pairs = pair_up(a, b, unit)
@@ -129,7 +121,7 @@ def compare(a: list[RunRecord], b: list[RunRecord], a_name: str, b_name: str, un
     ]
     if len(paired) > 1:
         paired.append(paired_stats(pairs, "all", a_name, b_name, unit))
-    fractions_a, fractions_b = question_fractions(a, unit), question_fractions(b, unit)
+    fractions_a, fractions_b = question_tallies(a, unit), question_tallies(b, unit)
     deltas = [
         QuestionDelta(tuple(key), *fractions_a[key], *fractions_b[key])
         for key in sorted(fractions_a.keys() & fractions_b.keys())

@@ -17,8 +17,7 @@ matplotlib.use("Agg")
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from armbench.analysis.report import graded, grouped
-from armbench.analysis.summary import GroupSummary, summarize
+from armbench.analysis.summary import GroupSummary, graded, grouped, question_tallies, summarize
 from armbench.types import RunRecord
 
 ARM_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -108,10 +107,7 @@ def question_heatmap(records: list[RunRecord]) -> Plot:
     if not questions:
         say(axes, "No runs.")
         return Plot("question_heatmap", "Fraction correct per question and arm", to_png(figure))
-    cells = {
-        key: (sum(bool(r.correct) for r in runs), len(runs))
-        for key, runs in grouped(graded(records), attrgetter("domain", "set", "question_id", "arm"))
-    }
+    cells = question_tallies(records, ("domain", "set", "question_id", "arm"))
     grid = [[cells.get((*q, arm)) for arm in arms] for q in questions]
     values = [[float("nan") if c is None else c[0] / c[1] for c in row] for row in grid]
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#cccccc")

@@ -8,28 +8,15 @@ split runs among tools and go per question, which reads more plainly over record
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import groupby
 from operator import attrgetter
-from typing import TypeVar
 
 from armbench.analysis.stats import pass_at_k, pass_hat_k
-from armbench.analysis.summary import ARM_GROUP, GroupSummary, summarize
+from armbench.analysis.summary import ARM_GROUP, GroupSummary, graded, grouped, question_tallies, summarize
 from armbench.analysis.tables import Table, number, percent, usd
 from armbench.types import MissReason, Outcome, RunRecord, Term
 
-K = TypeVar("K")
 NO_TOOL = "(no tool call)"
-
-
-def grouped(records: Iterable[RunRecord], key: Callable[[RunRecord], K]) -> list[tuple[K, list[RunRecord]]]:
-    ordered = sorted(records, key=key)
-    return [(k, list(group)) for k, group in groupby(ordered, key=key)]
-
-
-def graded(records: Iterable[RunRecord]) -> list[RunRecord]:
-    return [r for r in records if r.correct is not None]
 
 
 @dataclass(frozen=True)
@@ -117,10 +104,7 @@ class PassRow:
 
 def correct_counts(runs: list[RunRecord]) -> list[tuple[int, int]]:
     """(graded runs, correct runs) per question that has at least one graded run."""
-    counts = []
-    for _, question_runs in grouped(graded(runs), attrgetter("question_id")):
-        counts.append((len(question_runs), sum(bool(r.correct) for r in question_runs)))
-    return counts
+    return [(total, correct) for correct, total in question_tallies(runs, ("question_id",)).values()]
 
 
 def pass_k(records: list[RunRecord]) -> list[PassRow]:

@@ -9,8 +9,10 @@ interval is computed per row after the group_by.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
+from itertools import groupby
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -18,6 +20,7 @@ from armbench.analysis.stats import mean, median, wilson_interval
 from armbench.run.store import scalar_columns
 from armbench.types import RunRecord
 
+K = TypeVar("K")
 ARM_GROUP = ("domain", "set", "arm")
 GRADED = pl.col("correct").is_not_null()
 SUMMARY_COLUMNS = [*ARM_GROUP, "correct", "prompt_tokens", "completion_tokens", "actions", "cost_usd", "wall_seconds"]
@@ -48,6 +51,23 @@ class GroupSummary:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def grouped(records: Iterable[RunRecord], key: Callable[[RunRecord], K]) -> list[tuple[K, list[RunRecord]]]:
+    ordered = sorted(records, key=key)
+    return [(k, list(group)) for k, group in groupby(ordered, key=key)]
+
+
+def graded(records: Iterable[RunRecord]) -> list[RunRecord]:
+    return [r for r in records if r.correct is not None]
+
+
+def question_tallies(records: list[RunRecord], unit: tuple[str, ...]) -> dict[tuple, tuple[int, int]]:
+    """(correct, graded) runs per `unit` key (a question, or a question and arm) with a graded run."""
+    return {
+        key: (sum(bool(r.correct) for r in runs), len(runs))
+        for key, runs in grouped(graded(records), lambda r: tuple(getattr(r, field) for field in unit))
+    }
 
 
 def summarize(records: list[RunRecord]) -> list[GroupSummary]:

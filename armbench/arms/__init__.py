@@ -11,14 +11,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ArmSpec:
     name: str
-    tools: str  # what the arm offers, in words (the report and docs)
     typed_tools: bool  # whether the domain's typed tools are added to browsing
 
 
 ARMS: dict[str, ArmSpec] = {
     arm.name: arm
     for arm in (
-        ArmSpec("browsing", "a browser, a python sandbox and raw HTTP to the replica", typed_tools=False),
-        ArmSpec("tooled", "browsing + the domain's typed tools", typed_tools=True),
+        ArmSpec("browsing", typed_tools=False),  # a browser, a python sandbox and raw HTTP to the replica
+        ArmSpec("tooled", typed_tools=True),  # browsing + the domain's typed tools
     )
 }

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 
 from armbench.arms import ARMS
 from armbench.arms.tool_source import TypedTools, in_process_tools
-from armbench.domains import domain as find_domain
+from armbench.domains import find_domain
 from armbench.errors import UserError
 from armbench.replicas.serve import ReplicaEndpoint, endpoint, ensure_replicas
 from armbench.tools.base import Arm, OfferedTool, Tool
@@ -72,12 +72,9 @@ def check_arm(name: str, domain: str) -> None:
     find_domain(domain)  # refuses an unknown domain
 
 
-def arm_tools(
-    name: str, session: LazySession | None, web: list[Tool], typed: list[OfferedTool]
-) -> list[OfferedTool]:
-    """browsing = browser + python + http_get; tooled = the same + the domain's typed tools."""
-    tools: list[OfferedTool] = [*browser_tools(session), *web]
-    return tools + typed if ARMS[name].typed_tools else tools
+def arm_tools(session: LazySession | None, web: list[Tool], typed: list[OfferedTool]) -> list[OfferedTool]:
+    """Every arm: browser + python + http_get, then the typed tools the arm gets (none for browsing)."""
+    return [*browser_tools(session), *web, *typed]
 
 
 def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
@@ -121,7 +118,7 @@ class ArmEnvironment:
     def template(self, name: str, domain: str) -> Arm:
         """The arm's tools without a live browser: enough for schemas and the manifest hash."""
         check_arm(name, domain)
-        return Arm(name, arm_tools(name, None, self.web(domain), self.typed(name, domain)))
+        return Arm(name, arm_tools(None, self.web(domain), self.typed(name, domain)))
 
     @asynccontextmanager
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
@@ -129,6 +126,6 @@ class ArmEnvironment:
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
-            yield Arm(name, arm_tools(name, session, self.web(domain), self.typed(name, domain)))
+            yield Arm(name, arm_tools(session, self.web(domain), self.typed(name, domain)))
         finally:
             await session.close()

@@ -25,6 +25,7 @@ from armbench.tools.base import OfferedTool, ToolOutcome
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
+BACKLOG = 128
 
 
 def build_server(name: str, tools: list[OfferedTool]) -> Server:
@@ -68,7 +69,8 @@ async def serve_stdio(server: Server) -> None:
 
 
 def listen(port: int) -> socket.socket:
-    """Bind before serving, so a busy port is one clear message (port 0 picks a free one)."""
+    """Bind and listen before serving, so a busy port is one clear message (port 0 picks a free one)
+    and a client that connects as soon as the URL is announced waits in the backlog, not refused."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -76,6 +78,7 @@ def listen(port: int) -> socket.socket:
     except OSError as error:
         sock.close()
         raise UserError(f"cannot listen on {HOST}:{port}: {error.strerror}") from None
+    sock.listen(BACKLOG)
     return sock
 
 

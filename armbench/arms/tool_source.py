@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from armbench.domains import domain as find_domain
+from armbench.domains import find_domain
 from armbench.errors import UserError
 from armbench.tools.base import OfferedTool
 

@@ -1,5 +1,5 @@
-"""DOMAINS: the only registry of domains. Adding a domain = its folder here + one line below
-(+ its question files). A domain package from outside the project (it defines `DOMAIN`) joins with
+"""DOMAINS: the only registry of domains. Adding a domain = its folder here + its name in
+BUILT_IN below (+ its question files). A domain package from outside the project (it defines `DOMAIN`) joins with
 `register(DOMAIN)`, or for `bench` with `ARMBENCH_DOMAINS=pkg.one,pkg.two` (read by the CLI at start,
 not at import: a domain package imports this one, so importing it must not import them).
 """
@@ -11,20 +11,18 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from armbench.domains.funds import DOMAIN as FUNDS
-from armbench.domains.gpus import DOMAIN as GPUS
 from armbench.domains.spec import Domain
-from armbench.domains.worldbank import DOMAIN as WORLDBANK
 from armbench.errors import UserError
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DOMAINS", "Domain", "data_hash", "domain", "register", "register_from_environment", "tables"]
+__all__ = ["DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "tables"]
 
 EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
 
-DOMAINS: dict[str, Domain] = {d.name: d for d in (GPUS, WORLDBANK, FUNDS)}
+BUILT_IN = ("gpus", "worldbank", "funds")  # the packages under armbench/domains/, in port order
+DOMAINS: dict[str, Domain] = {name: importlib.import_module(f"{__name__}.{name}").DOMAIN for name in BUILT_IN}
 
 
 def register(new: Domain) -> None:
@@ -40,13 +38,16 @@ def register_from_environment() -> None:
     """Register the domain packages `ARMBENCH_DOMAINS` names."""
     for module in filter(None, (m.strip() for m in os.environ.get(EXTRA_DOMAINS_ENV, "").split(","))):
         try:
-            register(importlib.import_module(module).DOMAIN)
-        except (ImportError, AttributeError) as error:
-            raise UserError(f"{EXTRA_DOMAINS_ENV}: cannot load a DOMAIN from {module!r} ({error})") from None
+            found = importlib.import_module(module).DOMAIN
+        except Exception as error:  # whatever a user's package raises on import, one line says so
+            raise UserError(f"{EXTRA_DOMAINS_ENV}: cannot load a DOMAIN from {module!r} "
+                            f"({type(error).__name__}: {error})") from None
+        if not isinstance(found, Domain):
+            raise UserError(f"{EXTRA_DOMAINS_ENV}: {module}.DOMAIN is a {type(found).__name__}, not a Domain")
+        register(found)
 
 
-
-def domain(name: str) -> Domain:
+def find_domain(name: str) -> Domain:
     found = DOMAINS.get(name)
     if found is None:
         raise UserError(f"no domain {name!r}; domains: {', '.join(DOMAINS)}")
@@ -56,7 +57,7 @@ def domain(name: str) -> Domain:
 def data_hash(names: Iterable[str]) -> str:
     """The data hash of these domains' tables: adding or rebuilding another domain's data leaves a
     run set's hash, its resume and its recording's comparisons alone."""
-    hashes = [domain(name).tables.hash() for name in sorted(set(names))]
+    hashes = [find_domain(name).tables.hash() for name in sorted(set(names))]
     return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
 
 

@@ -6,33 +6,39 @@ bad `--domain` is refused before polars, FastAPI or LiteLLM load.
 """
 from __future__ import annotations
 
-import importlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from armbench.replicas.serve import Replica
+from armbench.errors import UserError
+from armbench.replicas.serve import MAX_OFFSET, Replica, load_reference
 from armbench.replicas.tables import TableDir
 
 if TYPE_CHECKING:
     from armbench.tools.base import Tool
 
-
-def load(reference: str) -> Any:
-    """The attribute a "module:attribute" reference names."""
-    module, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
 class Domain:
     name: str  # the folder's name; questions live in questions/<name>/
     title: str  # how every arm's system prompt names the replica
-    port_offset: int  # the replica's port = port base + this; fixed, so its port never moves
-    app: str  # "module:factory" of the replica (an ASGI app with /healthz)
+    port_offset: int  # the replica's port = port base + this; fixed and unique, so its port never moves
+    app: str  # "module:factory" of the replica: an ASGI app whose /healthz answers
+    #           {"replica": name, "data_hash": tables.hash()} (the kit's pages and the serving check read it)
     tools: str  # "module:attribute": the list of the tooled arm's typed Tool classes
     build: str  # "module:function": function(shared data folder) -> the table paths it wrote
     tables: TableDir  # the committed Parquet tables (the domain's data/ folder)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port_offset <= MAX_OFFSET:
+            raise UserError(f"domain {self.name!r}: port_offset {self.port_offset} is outside 0-{MAX_OFFSET}")
+        for field in ("app", "tools", "build"):
+            if not REFERENCE.fullmatch(getattr(self, field)):
+                raise UserError(f"domain {self.name!r}: {field} must be 'module:attribute', "
+                                f"not {getattr(self, field)!r}")
 
     @classmethod
     def in_folder(cls, init_file: str, **fields: Any) -> Domain:
@@ -44,7 +50,14 @@ class Domain:
         return Replica(self.name, self.port_offset, self.app, self.tables.hash())
 
     def tool_classes(self) -> list[type[Tool]]:
-        return list(load(self.tools))
+        return list(self._load("tools"))
 
     def build_tables(self, shared_data: Path) -> list[Path]:
-        return list(load(self.build)(shared_data))
+        return list(self._load("build")(shared_data))
+
+    def _load(self, field: str) -> Any:
+        reference = getattr(self, field)
+        try:
+            return load_reference(reference)
+        except (ImportError, AttributeError) as error:
+            raise UserError(f"domain {self.name!r}: cannot load its {field} {reference!r} ({error})") from None

@@ -1,5 +1,1 @@
-"""Strict set-based grading of agent answers."""
-
-from armbench.grading.strict import Grade, grade
-
-__all__ = ["Grade", "grade"]
+"""Strict set-based grading of agent answers (strict), normalisation, outcomes and miss reasons."""

@@ -30,9 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-import uvicorn
-
 from armbench.errors import UserError
 from armbench.paths import ROOT
 
@@ -119,12 +116,19 @@ def bind(target: ReplicaEndpoint) -> list[socket.socket]:
     return [tcp, unix]
 
 
+def load_reference(reference: str) -> Any:
+    """The attribute a "module:attribute" string names (how domains name their apps, tools, builders)."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def load_app(replica: Replica) -> Any:
-    module, _, factory = replica.app.partition(":")
-    return getattr(importlib.import_module(module), factory)()
+    return load_reference(replica.app)()
 
 
 async def serve(replicas: list[Replica]) -> None:
+    import uvicorn  # only the serving process needs it: naming a domain stays a light import
+
     targets = [endpoint(replica) for replica in replicas]
     listeners = [bind(target) for target in targets]  # before loading any data: fail fast
     servers = [uvicorn.Server(uvicorn.Config(load_app(replica), log_level="warning")) for replica in replicas]
@@ -153,6 +157,8 @@ def serve_forever(replicas: list[Replica]) -> None:
 
 def whoami(target: ReplicaEndpoint, via_socket: bool = False) -> dict[str, Any] | None:
     """The `/healthz` JSON at `target`; None if nothing listens, {} if something else answers."""
+    import httpx  # loaded where it is used: naming a domain stays a light import
+
     transport = httpx.HTTPTransport(uds=str(target.socket_path)) if via_socket else None
     try:
         with httpx.Client(transport=transport, timeout=PROBE_TIMEOUT_S, trust_env=False) as client:

@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from armbench.errors import UserError
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -32,11 +34,14 @@ class TableDir:
     def load(self, name: str) -> pl.DataFrame:
         path = self.path(name)
         if not path.exists():
-            raise KeyError(f"no table {name!r} in {self.directory}; tables: {', '.join(self.names())}")
+            raise UserError(f"no table {name!r} in {self.directory} (tables: {', '.join(self.names()) or 'none'}); "
+                            "build them with `bench data build`")
         return _read(path)
 
     def write(self, frame: pl.DataFrame, name: str) -> Path:
         """Write `name`.parquet as every builder does: zstd level 19, with statistics."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._hash = None
         target = self.path(name)
         frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
         return target
@@ -46,7 +51,7 @@ class TableDir:
         if self._hash is None:
             names = self.names()
             if not names:
-                raise KeyError(f"no tables in {self.directory}")
+                raise UserError(f"no tables in {self.directory}; build them with `bench data build`")
             digest = hashlib.sha256()
             for name in names:
                 digest.update(name.encode())

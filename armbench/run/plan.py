@@ -30,8 +30,12 @@ class Job:
 
     @property
     def tool_key(self) -> str:
-        """The key of this job's arm in the manifest's tool manifests."""
-        return f"{self.arm}/{self.question.domain}"
+        return tool_key(self.arm, self.question.domain)
+
+
+def tool_key(arm: str, domain: str) -> str:
+    """The key of an arm's tools for a domain in the manifest's tool manifests."""
+    return f"{arm}/{domain}"
 
 
 def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:

@@ -25,7 +25,7 @@ from armbench.models.model import RunCallers
 from armbench.questions import QuestionSet
 from armbench.run.agent import prompt_hash, run_episode
 from armbench.run.manifest import build_manifest, record_resume, resume_differences
-from armbench.run.plan import Job, plan, run_limits
+from armbench.run.plan import Job, plan, run_limits, tool_key
 from armbench.run.records import to_record
 from armbench.run.store import RunSetStore
 from armbench.tools.base import Arm
@@ -112,7 +112,7 @@ async def _run_jobs(
     worker_scope: WorkerScope | None,
 ) -> RunSetResult:
     tool_manifests = {
-        f"{arm}/{qs.domain}": env.template(arm, qs.domain).manifest_hash()
+        tool_key(arm, qs.domain): env.template(arm, qs.domain).manifest_hash()
         for qs in question_sets
         for arm in config.arms
     }

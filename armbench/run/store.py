@@ -84,15 +84,18 @@ class RunSetStore:
         return json.loads(self.manifest_path.read_text(encoding="utf-8"))
 
     def records(self) -> list[RunRecord]:
-        """Every complete line of runs.jsonl; a torn last line (a crash mid-write) is skipped."""
+        """Every complete line of runs.jsonl. A torn last line (a crash mid-write: no newline yet) is
+        skipped; any other line that is not a run record is an error, never a silently lost run."""
         if not self.runs_path.exists():
             return []
+        *complete, _torn = self.runs_path.read_text(encoding="utf-8").split("\n")
         records = []
-        for line in self.runs_path.read_text(encoding="utf-8").splitlines():
+        for number, line in enumerate(complete, start=1):
             try:
                 records.append(RunRecord.model_validate_json(line))
-            except ValueError:
-                continue
+            except ValueError as error:
+                problem = error.errors()[0]["msg"] if hasattr(error, "errors") else str(error)
+                raise UserError(f"{self.runs_path}:{number} is not a run record ({problem})") from None
         return records
 
 

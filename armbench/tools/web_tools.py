@@ -1,6 +1,6 @@
 """The browsing arm's non-browser tools: `python` (code in the sandbox) and `http_get`.
 
-Both reach the replicas only: `python` through the sandbox's network namespace (arms/sandbox.py),
+Both reach the replicas only: `python` through the sandbox's network namespace (tools/sandbox.py),
 `http_get` by refusing, before any request, a URL or redirect outside the allowed origins. Each
 tool's description is rendered from its own limits and origins, so it is exact per instance.
 """

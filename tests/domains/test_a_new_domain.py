@@ -90,3 +90,33 @@ def test_a_domain_from_one_folder_runs_the_oracle_in_both_arms(tmp_path, replica
     assert {(r["arm"], r["correct"]) for r in records} == {("browsing", True), ("tooled", True)}
     assert {r["actions_by_tool"].get("planet_query") for r in records if r["arm"] == "tooled"} == {1}
     assert project_status() == before
+
+
+BAD_DOMAIN_PACKAGES = {
+    "raises": ('raise RuntimeError("boom")', "cannot load a DOMAIN from 'raises' (RuntimeError: boom)"),
+    "syntax": ("DOMAIN = (", "cannot load a DOMAIN from 'syntax' (SyntaxError"),
+    "not_a_domain": ("DOMAIN = 3", "not_a_domain.DOMAIN is a int, not a Domain"),
+    "bad_offset": ("from armbench.domains.spec import Domain\n"
+                   "DOMAIN = Domain.in_folder(__file__, name='bad', title='t', port_offset=500, app='m:f', "
+                   "tools='m:t', build='m:b')", "port_offset 500 is outside 0-99"),
+    "bad_reference": ("from armbench.domains.spec import Domain\n"
+                      "DOMAIN = Domain.in_folder(__file__, name='bad', title='t', port_offset=91, app='m.f', "
+                      "tools='m:t', build='m:b')", "app must be 'module:attribute', not 'm.f'"),
+}
+
+
+def test_a_bad_domain_package_is_one_line_not_a_traceback(tmp_path):
+    for name, (source, _) in BAD_DOMAIN_PACKAGES.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(source + "\n")
+    for name, (_, message) in BAD_DOMAIN_PACKAGES.items():
+        env = {**os.environ, "PYTHONPATH": str(tmp_path), "ARMBENCH_DOMAINS": name}
+        result = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=60)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_missing_question_bank_is_one_line(tmp_path):
+    env = {**os.environ, "ARMBENCH_QUESTIONS_DIR": str(tmp_path / "nowhere")}
+    result = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2 and "no question bank at" in result.stderr and "Traceback" not in result.stderr

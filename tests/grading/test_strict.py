@@ -1,9 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from armbench.grading import Grade, grade
 from armbench.grading.normalize import normalize_item
-from armbench.grading.strict import extract_answer, split_items
+from armbench.grading.strict import Grade, extract_answer, grade, split_items
 from armbench.types import MissReason, Outcome, StopReason
 
 

@@ -7,6 +7,7 @@ import pytest
 from armbench.analysis.report import summarize, summary_table
 from armbench.analysis.stats import wilson_interval
 from armbench.analysis.tables import to_markdown
+from armbench.errors import UserError
 from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore, open_run_set
@@ -85,6 +86,18 @@ def test_a_torn_last_line_is_skipped(tmp_path):
     with store.runs_path.open("a") as handle:
         handle.write('{"run_id": "half')
     assert [r.run_id for r in open_run_set(tmp_path).records()] == [record.run_id]
+
+
+def test_a_line_that_is_not_a_record_before_the_last_is_an_error_not_a_lost_run(tmp_path):
+    store = RunSetStore(tmp_path)
+    store.create(make_manifest())
+    record = RunRecord.model_validate(json.loads(_a_record_json()))
+    store.append(record)
+    with store.runs_path.open("a") as handle:
+        handle.write(_a_record_json().replace('"infra_error"', '"exploded"') + "\n")
+    store.append(record)
+    with pytest.raises(UserError, match=r"runs.jsonl:2 is not a run record \(Input should be 'answered'"):
+        open_run_set(tmp_path).records()
 
 
 def _a_record_json() -> str:

@@ -1,4 +1,4 @@
-"""Checks every replica website's pages share (tests of `replicas/<site>/` use them)."""
+"""Checks every replica website's pages share (tests of `armbench/domains/<domain>/site/` use them)."""
 from __future__ import annotations
 
 import re

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
-from armbench.domains import domain
+from armbench.domains import find_domain
 from armbench.domains.gpus import DOMAIN as GPU_DOMAIN
 from armbench.domains.gpus import TABLES
 from armbench.domains.gpus.site.app import create_app
@@ -232,4 +232,4 @@ def test_failed_start_names_the_log(replica_env):
 
 def test_unknown_domain_is_a_user_error():
     with pytest.raises(UserError, match="no domain 'cats'; domains: gpus, worldbank, funds"):
-        domain("cats")
+        find_domain("cats")

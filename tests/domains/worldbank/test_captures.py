@@ -2,8 +2,8 @@
 (keys, types, request-determined values), same record shapes, same record order, same error bodies.
 
 Values themselves differ (the captures are from 2021 and 2024); the replica's values are checked
-against the data in test_worldbank_replica.py and through the real clients in
-test_worldbank_clients.py.
+against the data in test_api.py and through the real clients in
+test_clients.py.
 """
 from __future__ import annotations
 
