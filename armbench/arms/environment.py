@@ -72,9 +72,10 @@ def check_arm(name: str, domain: str) -> None:
     find_domain(domain)  # refuses an unknown domain
 
 
-def arm_tools(session: LazySession | None, web: list[Tool], typed: list[OfferedTool]) -> list[OfferedTool]:
-    """Every arm: browser + python + http_get, then the typed tools the arm gets (none for browsing)."""
-    return [*browser_tools(session), *web, *typed]
+def arm_tools(session: LazySession | None, origin: str, web: list[Tool], typed: list[OfferedTool]) -> list[OfferedTool]:
+    """Every arm: browser + python + http_get, then the typed tools the arm gets (none for browsing).
+    `origin`: the domain's replica, which the browser tools' examples show."""
+    return [*browser_tools(session, origin), *web, *typed]
 
 
 def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
@@ -102,9 +103,12 @@ class ArmEnvironment:
         if self.browser is not None:
             await self.browser.close()
 
+    def target(self, domain: str) -> ReplicaEndpoint:
+        return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)
+
     def web(self, domain: str) -> list[Tool]:
         if domain not in self._web:
-            target = self.endpoints.get(domain) or endpoint(find_domain(domain).replica)
+            target = self.target(domain)
             self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         return self._web[domain]
 
@@ -118,7 +122,7 @@ class ArmEnvironment:
     def template(self, name: str, domain: str) -> Arm:
         """The arm's tools without a live browser: enough for schemas and the manifest hash."""
         check_arm(name, domain)
-        return Arm(name, arm_tools(None, self.web(domain), self.typed(name, domain)))
+        return Arm(name, arm_tools(None, self.target(domain).base_url, self.web(domain), self.typed(name, domain)))
 
     @asynccontextmanager
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
@@ -126,6 +130,6 @@ class ArmEnvironment:
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
-            yield Arm(name, arm_tools(session, self.web(domain), self.typed(name, domain)))
+            yield Arm(name, arm_tools(session, self.target(domain).base_url, self.web(domain), self.typed(name, domain)))
         finally:
             await session.close()

@@ -6,10 +6,16 @@ model's own turns, echoed back, are checked against the recorded responses too),
 step where it does not — a changed tool result, question or prompt, or a run that ends before the
 recording does — is the run's divergence, reported in its record and failed by `bench regress`. A
 call recorded as `interrupted` by the run timeout is replayed as the same timeout.
+
+Replica addresses are data, not part of what is compared: where a domain's replica listens on
+another port than when the recording was made (another `ARMBENCH_REPLICA_PORT_BASE`), the
+recorded requests and responses are read with today's address in place of the recorded one, so the
+model's turns reach today's replica and a moved port is no divergence.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +23,7 @@ from typing import Any
 import litellm
 from litellm import ModelResponse
 
+from armbench.domains import DOMAINS
 from armbench.errors import UserError
 from armbench.models.client import ModelCaller, ProviderFailure
 from armbench.models.jsondiff import first_difference, parsed
@@ -24,6 +31,7 @@ from armbench.models.model import Model, RunCallers
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.recording import recording_dir, recording_path, tools_digest
 from armbench.models.retry import RetryPolicy
+from armbench.replicas.serve import endpoint
 from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
 
 MANIFEST = "manifest.json"  # the recorded run set's own manifest (armbench.run.store writes it)
@@ -52,7 +60,7 @@ class ReplayModel(Model):
     def callers(self, config: RunConfig, run_ids: list[str], run_set: Path) -> RunCallers:
         """A player per run, each answering from that run's recording (all read before any run starts)."""
         recording = Recording(self.directory)
-        steps = recording.load(run_ids)
+        steps = recording.load(run_ids, moved_replicas(recording.manifest.get("replicas", {})))
         return RunCallers(
             for_run=lambda run_id: Player(run_id, steps[run_id]),
             replay_of=ReplayOf(directory=str(recording.directory), model=recording.recorded_model,
@@ -133,8 +141,9 @@ class Recording:
     def recorded_model(self) -> str | None:
         return self.manifest.get("model")
 
-    def load(self, run_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-        """Every planned run's recorded steps, read before any run starts so a gap fails early."""
+    def load(self, run_ids: list[str], moved: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+        """Every planned run's recorded steps, read before any run starts so a gap fails early, with
+        each `moved` replica address (recorded host:port -> today's) replaced in what was sent and answered."""
         missing = [run_id for run_id in run_ids if not recording_path(self.directory, run_id).exists()]
         if missing:
             shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
@@ -142,7 +151,7 @@ class Recording:
                 f"the recording in {self.directory} has no run for {len(missing)} planned run(s) "
                 f"({shown}); replay with the --arm/--set/--domain/--runs it was recorded with"
             )
-        return {run_id: self._steps(run_id) for run_id in run_ids}
+        return {run_id: readdressed(self._steps(run_id), moved) for run_id in run_ids}
 
     def _steps(self, run_id: str) -> list[dict[str, Any]]:
         path = recording_path(self.directory, run_id)
@@ -150,6 +159,41 @@ class Recording:
             return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         except (OSError, ValueError) as error:
             raise UserError(f"cannot read the recording {path}: {error}") from None
+
+
+def moved_replicas(recorded: dict[str, str]) -> dict[str, str]:
+    """Recorded replica host:port -> today's, for each recorded domain whose replica listens elsewhere now."""
+    moved = {}
+    for name, address in recorded.items():
+        if name in DOMAINS:
+            then, now = _host_port(address), _host_port(endpoint(DOMAINS[name].replica).base_url)
+            if then != now:
+                moved[then] = now
+    return moved
+
+
+def readdressed(steps: list[dict[str, Any]], moved: dict[str, str]) -> list[dict[str, Any]]:
+    """A run's steps with each moved host:port replaced in what was sent, answered and offered (tool
+    descriptions name the live replica); the tools digest is recomputed to match."""
+    if not moved or not steps:
+        return steps
+    pattern = re.compile("|".join(re.escape(then) + r"(?!\d)" for then in moved))
+
+    def rewrite(value: Any) -> Any:
+        return json.loads(pattern.sub(lambda m: moved[m.group(0)], json.dumps(value)))
+
+    schemas = steps[0].get("tool_schemas", [])
+    digests = {tools_digest(schemas): tools_digest(rewrite(schemas))}
+    result = []
+    for step in steps:
+        step = {**step, **{key: rewrite(step[key]) for key in ("sent", "response", "tool_schemas") if key in step}}
+        step["tools"] = digests.get(step.get("tools"), step.get("tools"))
+        result.append(step)
+    return result
+
+
+def _host_port(base_url: str) -> str:
+    return base_url.split("://", 1)[-1].rstrip("/")
 
 
 def request_difference(line: dict[str, Any], sent: list[dict[str, Any]], tools, schemas) -> str | None:

@@ -2,7 +2,8 @@
 
 The UNIX socket `<socket dir>/<name>.sock` is how a sandbox in its own network namespace reaches
 a replica. Ports: `ARMBENCH_REPLICA_PORT_BASE` (default 8301) + the replica's fixed offset. Sockets
-and serve logs go to `ARMBENCH_REPLICA_SOCKET_DIR` (default /tmp/armbench-replicas).
+and serve logs go to `ARMBENCH_REPLICA_SOCKET_DIR` (default /tmp/armbench-replicas-<port base>, so run
+sets on different port bases never share a socket).
 
 This kit knows replicas, not domains: `armbench.domains` says which replicas exist.
 - `serve_forever(replicas)`: serve in the foreground (`bench replicas serve`).
@@ -36,7 +37,7 @@ from armbench.paths import ROOT
 PORT_BASE_ENV = "ARMBENCH_REPLICA_PORT_BASE"
 SOCKET_DIR_ENV = "ARMBENCH_REPLICA_SOCKET_DIR"
 DEFAULT_PORT_BASE = 8301
-DEFAULT_SOCKET_DIR = "/tmp/armbench-replicas"
+DEFAULT_SOCKET_DIR = "/tmp/armbench-replicas-{port_base}"
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 20.0
 PROBE_TIMEOUT_S = 2.0
@@ -79,7 +80,7 @@ def port_base() -> int:
 
 
 def socket_dir() -> Path:
-    return Path(os.environ.get(SOCKET_DIR_ENV) or DEFAULT_SOCKET_DIR)
+    return Path(os.environ.get(SOCKET_DIR_ENV) or DEFAULT_SOCKET_DIR.format(port_base=port_base()))
 
 
 def endpoint(replica: Replica) -> ReplicaEndpoint:

@@ -15,6 +15,9 @@ from armbench.tools.browser import BrowserSession, PageView
 
 MAX_SNAPSHOT_CHARS = 12_000
 MAX_TITLE_CHARS = 300
+# The origin the description examples show by default; each tool shows its run's replica instead
+# (a replay on another port base compares descriptions with the address moved).
+EXAMPLE_ORIGIN = "http://127.0.0.1:8301"
 
 RESULT = f"""\
 Result: {{"url", "title", "snapshot"}}: the page afterwards. The snapshot is the page's \
@@ -61,8 +64,10 @@ def observation(view: PageView, offset: int = 0) -> dict[str, Any]:
 
 
 class BrowserTool(Tool):
-    def __init__(self, session: BrowserSession):
+    def __init__(self, session: BrowserSession, origin: str = EXAMPLE_ORIGIN):
+        """`origin`: the run's replica, which the examples show (the class description shows the default)."""
         self.session = session
+        self.description = type(self).description.replace(EXAMPLE_ORIGIN, origin.rstrip("/"))
 
 
 class NavigateArgs(BaseModel):
@@ -81,8 +86,8 @@ Open a URL in the browser tab (like typing it into the address bar).
 
 {RESULT}
 
-Example: {{"url": "http://127.0.0.1:8301/products?page=2"}}
--> {{"url": "http://127.0.0.1:8301/products?page=2", "title": "Products, page 2", \
+Example: {{"url": "{EXAMPLE_ORIGIN}/products?page=2"}}
+-> {{"url": "{EXAMPLE_ORIGIN}/products?page=2", "title": "Products, page 2", \
 "snapshot": "- heading \\"Products\\" [level=1] [ref=e2]\\n- link \\"Next page\\" [ref=e12] \
 [cursor=pointer]:\\n  - /url: /products?page=3\\n..."}}"""
     Args = NavigateArgs
@@ -133,7 +138,7 @@ Click an element (a link, button, checkbox, ...) by its ref from the latest snap
 {RESULT}
 
 Example, for the snapshot line `- link "GeForce RTX 4090" [ref=e31]`: {{"ref": "e31"}}
--> {{"url": "http://127.0.0.1:8301/gpus/geforce-rtx-4090", "title": "GeForce RTX 4090", \
+-> {{"url": "{EXAMPLE_ORIGIN}/gpus/geforce-rtx-4090", "title": "GeForce RTX 4090", \
 "snapshot": "..."}}"""
     Args = ClickArgs
 
@@ -159,7 +164,7 @@ submit=true presses Enter afterwards.
 
 Example, for the snapshot line `- searchbox "Search" [ref=e5]`: \
 {{"ref": "e5", "text": "radeon", "submit": true}}
--> {{"url": "http://127.0.0.1:8301/search?q=radeon", "title": "Results for radeon", \
+-> {{"url": "{EXAMPLE_ORIGIN}/search?q=radeon", "title": "Results for radeon", \
 "snapshot": "..."}}"""
     Args = TypeArgs
 
@@ -202,7 +207,7 @@ Go back to the previous page in this tab (the browser's Back button).
 {RESULT}
 
 Example: {{}}
--> {{"url": "http://127.0.0.1:8301/products", "title": "Products", "snapshot": "..."}}"""
+-> {{"url": "{EXAMPLE_ORIGIN}/products", "title": "Products", "snapshot": "..."}}"""
     Args = BackArgs
 
     async def run(self, args: BackArgs) -> dict[str, Any]:
@@ -219,5 +224,5 @@ BROWSER_TOOLS: list[type[BrowserTool]] = [
 ]
 
 
-def browser_tools(session: BrowserSession) -> list[Tool]:
-    return [cls(session) for cls in BROWSER_TOOLS]
+def browser_tools(session: BrowserSession, origin: str = EXAMPLE_ORIGIN) -> list[Tool]:
+    return [cls(session, origin) for cls in BROWSER_TOOLS]

@@ -14,6 +14,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from armbench.tools.base import Tool, ToolError
+from armbench.tools.browser_tools import EXAMPLE_ORIGIN
 from armbench.tools.sandbox import ReplicaRoute, SandboxConfig, isolation_mode, run_python
 
 PYTHON_DESCRIPTION = """\
@@ -33,7 +34,7 @@ script was killed or its output cut)}}.
 
 Example, as the `code` argument: fetch a page and print its title.
 import re, urllib.request
-with urllib.request.urlopen("http://127.0.0.1:8301/", timeout=10) as response:
+with urllib.request.urlopen("{example}/", timeout=10) as response:
     html = response.read().decode()
 print(response.status, len(html))
 print(re.search(r"<title>(.*?)</title>", html, re.S).group(1))
@@ -80,6 +81,7 @@ class PythonTool(Tool):
             file_size=c.file_size_bytes >> 20,
             disk=c.disk_bytes >> 20,
             chars=c.output_chars,
+            example=f"http://127.0.0.1:{routes[0].port}" if routes else EXAMPLE_ORIGIN,
         )
 
     async def run(self, args: PythonArgs) -> dict[str, Any]:
@@ -128,7 +130,7 @@ class HttpGetTool(Tool):
             origins=", ".join(self.origins) or "(none)",
             redirects=MAX_REDIRECTS,
             chars=BODY_CHARS,
-            example=self.origins[0] if self.origins else "http://127.0.0.1:8301",
+            example=self.origins[0] if self.origins else EXAMPLE_ORIGIN,
         )
 
     async def run(self, args: HttpGetArgs) -> dict[str, Any]:

@@ -100,10 +100,11 @@ async def test_a_recording_that_ends_early_is_an_infra_error_and_a_divergence(re
 
 async def test_a_recorded_provider_failure_replays_as_the_same_infra_error(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "recorded")
-    config = RunConfig(model="scripted/server-error", arms=TOOLED, record=True, max_retries=0)
+    # Every run an infra error, allowed: without --max-infra-errors more than half would fail the set.
+    config = RunConfig(model="scripted/server-error", arms=TOOLED, record=True, max_retries=0, max_infra_errors=5)
     await run_set([gpu_design], config, store, show_progress=False)
     before = {r.run_id: r for r in store.records()}
-    _, replayed = await replay(store, [gpu_design], tmp_path / "replay")
+    _, replayed = await replay(store, [gpu_design], tmp_path / "replay", max_infra_errors=5)
     for run_id, record in replayed.items():
         assert before[run_id].error_kind == record.error_kind == "infra"
         assert record.stop_reason == before[run_id].stop_reason
@@ -153,7 +154,7 @@ async def test_a_run_that_ends_before_the_recording_does_is_a_divergence(recorde
         raise ToolInfraError("the replica is gone")
 
     monkeypatch.setattr(GpuQuery, "invoke", gone)  # the run ends at its first tool call, an infra error
-    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
+    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay", max_infra_errors=5)
     record = replayed["gpus-design-01.tooled.r0"]
     assert record.error_kind == "infra"
     assert record.replay_divergence == "step 1: the run ended after 1 of 2 recorded model calls"
@@ -172,10 +173,32 @@ async def test_a_reformatted_tool_result_is_a_divergence_even_when_its_values_ma
 async def test_a_model_call_cut_by_the_run_timeout_replays_as_the_same_timeout(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "recorded")
     config = RunConfig(model="scripted/oracle+latency=5", arms=TOOLED, record=True, run_timeout=0.5,
-                       questions=("gpus-design-01",))
+                       questions=("gpus-design-01",), max_infra_errors=1)
     await run_set([gpu_design], config, store, show_progress=False)
     (before,) = store.records()
     assert before.stop_reason == "timeout" and steps(store, before.run_id)[0]["interrupted"]
-    _, replayed = await replay(store, [gpu_design], tmp_path / "replay", questions=("gpus-design-01",))
+    _, replayed = await replay(store, [gpu_design], tmp_path / "replay", questions=("gpus-design-01",),
+                              max_infra_errors=1)
     record = replayed[before.run_id]
     assert (record.stop_reason, record.error_kind, record.replay_divergence) == ("timeout", "infra", None)
+
+
+async def test_a_recording_replays_on_another_port_base_without_divergence(tmp_path, gpu_design, replica_env,
+                                                                           monkeypatch):
+    """The replica address is in the system prompt (and in fund_screener results): a recording made
+    on one port base replays on another with zero divergence, its addresses read as today's."""
+    from armbench.replicas import serve
+    from tests.conftest import free_port
+
+    store = RunSetStore(tmp_path / "recorded")
+    config = RunConfig(model="scripted/oracle", arms=TOOLED, record=True, concurrency=2)
+    await run_set([gpu_design], config, store, show_progress=False)
+    recorded_at = store.manifest()["replicas"]["gpus"]
+    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+    monkeypatch.setenv(serve.SOCKET_DIR_ENV, str(tmp_path / "sockets"))
+    replay_store, replayed = await replay(store, [gpu_design], tmp_path / "replay")
+    assert replay_store.manifest()["replicas"]["gpus"] != recorded_at
+    first = json.loads(recording_path(store.directory, "gpus-design-01.tooled.r0").read_text().splitlines()[0])
+    assert recorded_at in first["sent"][0]["content"]  # the recorded prompt names the old address
+    assert {record.replay_divergence for record in replayed.values()} == {None}
+    assert all(record.correct for record in replayed.values())

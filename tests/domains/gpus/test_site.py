@@ -8,6 +8,7 @@ import http.server
 import re
 import socket
 import threading
+from pathlib import Path
 
 import httpx
 import polars as pl
@@ -233,3 +234,13 @@ def test_failed_start_names_the_log(replica_env):
 def test_unknown_domain_is_a_user_error():
     with pytest.raises(UserError, match="no domain 'cats'; domains: gpus, worldbank, funds"):
         find_domain("cats")
+
+
+def test_the_default_socket_dir_is_keyed_on_the_port_base(monkeypatch):
+    """Two run sets on different port bases never collide on one socket path."""
+    monkeypatch.delenv(serve.SOCKET_DIR_ENV, raising=False)
+    paths = set()
+    for base in ("9300", "9400"):
+        monkeypatch.setenv(serve.PORT_BASE_ENV, base)
+        paths.add(serve.endpoint(GPU_DOMAIN.replica).socket_path)
+    assert paths == {Path("/tmp/armbench-replicas-9300/gpus.sock"), Path("/tmp/armbench-replicas-9400/gpus.sock")}
