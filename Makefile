@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: setup demo demo-oracle lint test test-local bench nightly nightly-live data local-model clean
+.PHONY: setup demo demo-oracle oracle lint test test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -40,9 +40,22 @@ demo: setup
 	@echo "Or any LiteLLM model with its key: OPENAI_API_KEY=... $(BIN)/bench run --model openai/gpt-4o-mini --set heldout"
 	@echo "The scripted reference policy (not a model; it shows every question is solvable): make demo-oracle"
 
+# The oracle (a scripted reference policy, not a model) plays every stored solution through the real
+# tools; these targets exit 1 unless every run is correct.
+ALL_CORRECT = $(BIN)/python -c 'import json, sys; runs = [json.loads(line) for line in open(sys.argv[1] + "/runs.jsonl")]; \
+	wrong = [r["run_id"] + ": " + (r["error"] or r["miss_reason"] or "?") for r in runs if r["correct"] is not True]; \
+	print(f"oracle: {len(runs) - len(wrong)}/{len(runs)} runs correct", *wrong[:10], sep="\n"); sys.exit(1 if wrong or not runs else 0)'
+
 demo-oracle: setup
 	rm -rf results/demo-oracle
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo-oracle
+	$(ALL_CORRECT) results/demo-oracle
+
+# Every domain's questions, both arms (CI runs it on a moved port base).
+oracle: setup
+	rm -rf results/oracle
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/oracle --quiet
+	$(ALL_CORRECT) results/oracle
 
 # The layer contract (pyproject's [tool.importlinter]: layers, independent domains, no cycles) and ruff.
 lint: setup
@@ -98,4 +111,4 @@ data: setup
 	$(BIN)/bench data build
 
 clean:
-	rm -rf $(VENV) results/demo results/demo-oracle results/nightly .pytest_cache
+	rm -rf $(VENV) results/demo results/demo-oracle results/oracle results/nightly .pytest_cache

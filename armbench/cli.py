@@ -99,7 +99,8 @@ def run(
     max_cost_per_run: Annotated[Optional[float], typer.Option(help="Dollar cap per run.")] = None,
     max_cost: Annotated[Optional[float], typer.Option(help="Dollar cap for the run set.")] = None,
     max_infra_errors: Annotated[Optional[int], typer.Option(
-        min=0, help="Fail the run set (exit 1) once more than this many runs are infra errors.")] = None,
+        min=0, help="Fail the run set (exit 1) once more than this many runs are infra errors "
+        "[default: fail it at the end when more than half the planned runs are].")] = None,
     provider_order: ProviderOrder = None,
     provider_ignore: ProviderIgnore = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
@@ -112,11 +113,17 @@ def run(
     price: Annotated[Optional[str], typer.Option(
         metavar="IN,OUT", help="Dollars per million input and output tokens, for a model LiteLLM does not price "
         "(a local model defaults to 0,0).")] = None,
+    skip_preflight: Annotated[bool, typer.Option(
+        help="Start a real model's run set without first checking the provider with `bench doctor`'s round trip.")] = False,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report.
 
     --model replay/DIR replays a recorded run set: the model's turns come from the recording, the
-    tools run for real, and each run records where its requests first differ from the recording."""
+    tools run for real, and each run records where its requests first differ from the recording.
+
+    A real model (not scripted/, local/ or replay/) is first checked with `bench doctor`'s round
+    trip: an unreachable provider, or tool arguments dropped or mangled, stop it with exit 2. Exit 1
+    when the set fails: more than half its planned runs (or --max-infra-errors) are infra errors."""
     # Every flag is checked before anything heavy (LiteLLM, Playwright, polars) loads: a typo costs < 1 s.
     from armbench.arms import ARMS
     from armbench.domains import DOMAINS
@@ -137,6 +144,7 @@ def run(
     from armbench.models import get_model
     from armbench.paths import RESULTS_DIR
     from armbench.questions import load_sets, unlocked_sets
+    from armbench.run.manifest import resumable
     from armbench.run.runner import RunSetFailed, run_set
     from armbench.run.store import RunSetStore
     from armbench.types import RunConfig
@@ -173,8 +181,12 @@ def run(
         request_timeout=request_timeout, run_timeout=run_timeout,
         max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
-        questions=tuple(only), record=record, price_per_million=prices,
+        questions=tuple(only), record=record, skip_preflight=skip_preflight, price_per_million=prices,
     )
+    if resume:
+        resumable(store, question_sets, config)  # a refused resume costs no preflight
+    if resolved.needs_preflight and not skip_preflight:
+        check_provider(resolved, routing, request_timeout)
     try:
         result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
                                      show_progress=not quiet))
@@ -188,6 +200,17 @@ def run(
         raise typer.Exit(130) from None
     print_report(target)
     print_run_summary(result)
+
+
+def check_provider(model, routing: dict, request_timeout: float) -> None:
+    """The preflight: refuse a run set whose provider would fail it (UserError, exit 2)."""
+    from armbench.doctor import preflight
+
+    failed = asyncio.run(preflight(model, routing, request_timeout))
+    if failed:
+        raise UserError(f"preflight: {failed.line()}; check with `bench doctor --model {model.name}`, "
+                        "or pass --skip-preflight")
+    err.print("preflight: the provider carries tool calls and their results intact", highlight=False)
 
 
 def print_run_summary(result) -> None:
@@ -205,7 +228,7 @@ def print_run_summary(result) -> None:
     flagged = [r.run_id for r in result.records if r.empty_tool_args]
     if flagged:
         err.print(f"[yellow]warning:[/yellow] {len(flagged)} runs got tool calls with empty arguments "
-                  f"for tools that require some ({', '.join(flagged[:5])}{' …' if len(flagged) > 5 else ''}); "
+                  f"for tools that take some ({', '.join(flagged[:5])}{' …' if len(flagged) > 5 else ''}); "
                   "the provider may be dropping them: check with `bench doctor`", highlight=False)
     if result.halted:
         err.print(f"[yellow]stopped early:[/yellow] {result.halted}", highlight=False)

@@ -4,6 +4,10 @@ The probe offers one tiny tool with a required argument and asks the model to ca
 given word: the arguments must arrive exactly (some providers silently drop them). The tool then
 runs for real and its result goes back; the model must reply with the code in it, which shows
 that tool results reach the model. Each check is one line; any failure makes the doctor exit 1.
+
+`bench run` makes the same round trip first with a real model (`preflight`): an unreachable
+provider or mangled tool arguments would otherwise turn a whole run set into infra errors or,
+worse, into the agent's misses.
 """
 from __future__ import annotations
 
@@ -13,7 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
+from armbench.models.model import Model
 from armbench.models.probe import PROBE_PROMPT, PROBE_TOOL, ProbeTool
+from armbench.models.retry import RetryPolicy
+
+PREFLIGHT_MAX_RETRIES = 2  # as `bench doctor` by default: an unreachable provider is named in seconds
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,15 @@ async def run_probe(client: ModelCaller) -> list[Check]:
     if tool.code not in reply:
         return [*checks, Check(False, "tool result", f"the reply does not quote the tool's code: {reply[:200]!r}")]
     return [*checks, Check(True, "tool result", "the model read the tool's result back")]
+
+
+async def preflight(
+    model: Model, completion_kwargs: dict[str, Any] | None = None, request_timeout: float | None = 60.0
+) -> Check | None:
+    """The doctor's round trip before a run set: its first failed check, or None when tool calls
+    survive it."""
+    client = model.client(completion_kwargs, RetryPolicy(max_retries=PREFLIGHT_MAX_RETRIES), request_timeout)
+    return next((check for check in await run_probe(client) if not check.ok), None)
 
 
 def _tool_call_problem(tool_calls: list[Any], word: str) -> str | None:

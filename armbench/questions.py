@@ -9,13 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
 import yaml
 from pydantic import ValidationError
 
-from armbench.domains import DOMAINS, find_domain, tables
+from armbench.domains import DOMAINS, find_domain, replica_address, tables
 from armbench.errors import UserError
 from armbench.paths import LOCK_FILE, QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.types import Derivation, Question, SetName, Strict, render_value
@@ -35,6 +37,15 @@ class QuestionSet(Strict):
     def content_hash(self) -> str:
         payload = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
+
+
+REPLICA_NAME = re.compile(r"\{replica:(\w+)\}")
+
+
+def with_replica_addresses(args: dict[str, Any], address: Callable[[str], str] = replica_address) -> dict[str, Any]:
+    """A solution call's arguments with each `{replica:<domain>}` replaced by that replica's address
+    now: solutions name replicas, never ports, so they run on any port base."""
+    return json.loads(REPLICA_NAME.sub(lambda match: address(match.group(1)), json.dumps(args)))
 
 
 def set_path(domain: str, set_name: str, root: Path = QUESTIONS_DIR) -> Path:

@@ -51,8 +51,15 @@ class StopReason(Term):
 
 class ErrorKind(Term):
     infra = "infra", "the provider failed, or the run timed out waiting on it: excluded from accuracy"
+    injected = "injected", ("a fault injected into a scripted model (`+faults=`) corrupted the run's tool "
+                            "calls: excluded from accuracy")
     agent = "agent", ("the agent's own failure, a cap, a full context window, or a timeout in a tool or the "
                       "loop: graded as no answer")
+
+    @property
+    def is_excluded(self) -> bool:
+        """The run is not graded: what went wrong was not the agent's doing."""
+        return self in (ErrorKind.infra, ErrorKind.injected)
 
 
 # --- how its answer graded ---------------------------------------------------------------------
@@ -206,6 +213,7 @@ class RunConfig(BaseModel):
     tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
     questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
     record: bool = False  # write every model request and response to <run-set>/recording/
+    skip_preflight: bool = False  # a real model ran without `bench doctor`'s round trip first
     price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
     concurrency: int = 1
     rpm: int | None = None  # model calls per minute to the provider
@@ -228,6 +236,10 @@ class RunConfig(BaseModel):
         return settings
 
 
+def _absent(value: Any) -> bool:
+    return not value
+
+
 class RunRecord(BaseModel):
     """One finished run: a line of runs.jsonl."""
 
@@ -240,7 +252,7 @@ class RunRecord(BaseModel):
     model: str
     provider: str | None
     answer: str | None
-    correct: bool | None  # None: an infra error, excluded from accuracy
+    correct: bool | None  # None: an infra error or an injected fault, excluded from accuracy
     outcome: Outcome | None
     miss_reason: MissReason | None
     stop_reason: StopReason
@@ -252,8 +264,10 @@ class RunRecord(BaseModel):
     actions: int
     actions_by_tool: dict[str, int]
     tool_errors: int
-    empty_tool_args: int = 0  # calls with no arguments to a tool whose schema requires some
+    empty_tool_args: int = 0  # calls with no arguments to a tool that takes some
     retries: int = 0  # transient provider errors retried during the run
+    # every fault a scripted model injected (faults.py's names), retried ones included; written only when any
+    injected_faults: list[str] = Field(default_factory=list, exclude_if=_absent)
     call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
     wall_seconds: float
     model_seconds: float
@@ -265,10 +279,6 @@ class RunRecord(BaseModel):
     transcript_path: str
     replay_divergence: str | None = None  # a replayed run: the first step whose request differs
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
-
-
-def _absent(value: Any) -> bool:
-    return not value
 
 
 class ReplayOf(BaseModel):

@@ -6,11 +6,13 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
 
 from armbench.paths import QUESTIONS_DIR
+from tests.conftest import free_port
 
 BENCH = [sys.executable, "-m", "armbench.cli"]
 
@@ -248,6 +250,40 @@ def test_resume_with_another_model_is_refused(cli, tmp_path):
     assert code == 2 and "model: the run set used 'scripted/oracle', this command 'scripted/drop-args'" in err
     code, _, err = cli("run", "--model", "scripted/oracle", "--set", "design", "--out", out)
     assert code == 2 and f"--resume {out}" in err
+
+
+def test_a_resume_is_refused_before_anything_starts_naming_the_changed_domain(cli, tmp_path, monkeypatch):
+    out = str(tmp_path / "set")
+    assert cli("run", "--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus", "--question",
+               "gpus-design-01", "--out", out, "--quiet")[0] == 0
+    code, _, err = cli("run", "--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus,worldbank",
+                       "--question", "gpus-design-01", "--resume", out)
+    assert code == 2 and "--domain: the run set ran gpus, this command gpus, worldbank" in err
+    assert "system prompt" not in err
+    # A real model's preflight comes after the resume check: a refused resume costs no round trip.
+    monkeypatch.setenv("OLLAMA_API_BASE", f"http://127.0.0.1:{free_port()}")
+    code, _, err = cli("run", "--model", "ollama/llama3", "--arm", "tooled", "--domain", "gpus", "--question",
+                       "gpus-design-01", "--resume", out)
+    assert code == 2 and "model: the run set used 'scripted/oracle', this command 'ollama/llama3'" in err
+    assert "preflight" not in err
+
+
+def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_set(tmp_path):
+    env = {"OLLAMA_API_BASE": f"http://127.0.0.1:{free_port()}"}  # no server, as with no ollama running
+    started = time.monotonic()
+    refused = bench("run", "--model", "ollama/llama3", "--request-timeout", "5", "--out", str(tmp_path / "x"), env=env)
+    assert time.monotonic() - started < 15
+    assert_user_error(refused, "error: preflight: FAIL provider: no reply after 3 attempt(s)", "--skip-preflight")
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+
+    out = tmp_path / "y"
+    skipped = bench("run", "--model", "ollama/llama3", "--request-timeout", "5", "--skip-preflight", "--arm",
+                    "tooled", "--domain", "gpus", "--question", "gpus-design-01,gpus-design-02", "--max-retries", "0",
+                    "--quiet", "--out", str(out), env=env)
+    assert skipped.returncode == 1 and "Traceback" not in skipped.stderr
+    assert skipped.stderr.strip().splitlines()[-1].startswith(
+        "failed: 2 of 2 planned runs are infra errors, more than half. First error: litellm.APIConnectionError")
+    assert json.loads((out / "manifest.json").read_text())["config"]["skip_preflight"] is True
 
 
 def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):

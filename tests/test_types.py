@@ -5,7 +5,7 @@ import pytest
 
 from armbench.paths import ROOT
 from armbench.types import ErrorKind, Manifest, MissReason, Outcome, RunConfig, RunRecord, StopReason, Term
-from tests.support.run_sets import make_manifest
+from tests.support.run_sets import make_manifest, make_record
 
 RECORDING = ROOT / "results/recordings/local-qwen2.5-coder-0.5b-gpus"
 
@@ -36,12 +36,18 @@ def test_the_manifest_config_is_the_run_config_without_model_or_credentials():
     assert RunConfig(model="m", **written) == config.model_copy(update={"completion_kwargs": {"api_base": "u"}})
 
 
-def test_the_committed_recordings_config_is_todays_defaults_and_keys():
+def test_an_older_manifest_reads_and_its_config_gains_only_newer_settings_at_their_defaults():
+    """Settings added since a run set was made (the committed recording's) read as their defaults."""
     stored = json.loads((RECORDING / "manifest.json").read_text())
     manifest = Manifest.model_validate(stored)
     config = RunConfig(model=manifest.model, **manifest.config)
-    assert config.manifest_config() == stored["config"]
-    assert manifest.model_dump(mode="json") == stored  # read and written back unchanged
+    today = config.manifest_config()
+    assert {key: today[key] for key in stored["config"]} == stored["config"]
+    defaults = RunConfig(model="m", arms=["tooled"]).manifest_config()
+    assert {key: today[key] for key in today.keys() - stored["config"].keys()} == {
+        key: defaults[key] for key in today.keys() - stored["config"].keys()}
+    assert {key: value for key, value in manifest.model_dump(mode="json").items() if key != "config"} == {
+        key: value for key, value in stored.items() if key != "config"}
 
 
 def test_a_record_written_before_the_move_loads_and_writes_back_byte_for_byte():
@@ -55,3 +61,13 @@ def test_a_record_written_before_the_move_loads_and_writes_back_byte_for_byte():
 def test_replay_of_and_resumes_are_written_only_when_there_is_one():
     written = make_manifest().model_dump(mode="json")
     assert "replay_of" not in written and "resumes" not in written and "sandbox_isolation" not in written
+
+
+def test_injected_faults_are_written_only_when_a_run_had_some():
+    assert "injected_faults" not in make_record().model_dump_json()
+    faulty = make_record(injected_faults=["timeout", "dropped_args"])
+    assert RunRecord.model_validate_json(faulty.model_dump_json()) == faulty
+
+
+def test_only_infra_errors_and_injected_faults_are_excluded_from_accuracy():
+    assert {kind for kind in ErrorKind if kind.is_excluded} == {ErrorKind.infra, ErrorKind.injected}

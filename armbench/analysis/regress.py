@@ -5,7 +5,8 @@ Per domain x set x arm of the baseline, the candidate fails when
   only as much as the baseline's own spread does), or it has no graded run there;
 - its mean cost, mean tokens or mean actions per run rise by more than a threshold (relative to
   the baseline; actions relative to at least one call, so a baseline of 0 actions still compares);
-- it has more infra errors than the baseline (its accuracy would rest on fewer graded runs);
+- it has more infra errors than the baseline (its accuracy would rest on fewer graded runs; runs
+  excluded for an injected fault are not counted: the faults were asked for);
 and the whole run set fails when any replayed run diverged from its recording. Cost is compared
 only where both sides' costs are known and the baseline's is above zero (a local model is free).
 

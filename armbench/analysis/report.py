@@ -1,7 +1,9 @@
 """The tables of one run set, each per domain x set x arm: accuracy, outcomes, misses, tools, pass@k.
 
 Every figure counts graded runs only: an infra error (the provider failed, the model never
-answered) is excluded from accuracy and counted separately in the summary. The summary's figures
+answered) and a run whose tool calls an injected fault corrupted are excluded from accuracy and
+counted separately in the summary, which also warns of groups where many tool calls arrived with
+empty arguments (a provider dropping them looks just like that). The summary's figures
 come from summary.py; the other tables group records here, in Python: they count categories,
 split runs among tools and go per question, which reads more plainly over records than as frames.
 """
@@ -17,6 +19,7 @@ from armbench.analysis.tables import Table, number, percent, usd
 from armbench.types import MissReason, Outcome, RunRecord, Term
 
 NO_TOOL = "(no tool call)"
+EMPTY_ARGS_WARNING = 0.10  # a group's share of tool calls with empty arguments above which the report warns
 
 
 @dataclass(frozen=True)
@@ -150,9 +153,26 @@ def summary_table(rows: list[GroupSummary]) -> Table:
                                "median wall s", "mean tokens", "infra errors"],
         rows=[cells(row) for row in rows],
         note="Accuracy excludes infra errors (runs where the model never answered because the "
-        "provider failed). The interval is Wilson's 95% score interval. Cost is unknown when any "
-        "run's model has no known price.",
+        "provider failed) and runs whose tool calls an injected fault (`+faults=`) corrupted. The "
+        "interval is Wilson's 95% score interval. Cost is unknown when any run's model has no known price.",
+        notices=tuple(summary_notices(rows)),
     )
+
+
+def summary_notices(rows: list[GroupSummary]) -> list[str]:
+    """A line per group with runs excluded for an injected fault, and per group whose tool calls
+    arrived with empty arguments too often to be the agent's choice alone."""
+    notices = []
+    for row in rows:
+        group = "/".join(row.key)
+        if row.injected_faults:
+            notices.append(f"{group}: {row.injected_faults} run(s) excluded from accuracy: an injected "
+                           "fault corrupted their tool calls")
+        if row.tool_calls and row.empty_tool_args / row.tool_calls > EMPTY_ARGS_WARNING:
+            notices.append(f"warning: {group}: {row.empty_tool_args} of {row.tool_calls} tool calls "
+                           f"({row.empty_tool_args / row.tool_calls:.0%}) had empty arguments; the provider "
+                           "may be dropping them (check with `bench doctor`)")
+    return notices
 
 
 def counts_table(

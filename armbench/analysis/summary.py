@@ -1,8 +1,9 @@
 """One summary per domain x set x arm, the figures the report, `--json`, run-set comparison and the
 regression gate all read, so no two of them can disagree.
 
-polars groups the records frame and counts: graded runs (`correct` not null), correct ones,
-infra errors (`correct` null), and the mean tokens and actions (sums of integers, so exactly
+polars groups the records frame and counts: graded runs (`correct` not null), correct ones, the
+runs excluded (`correct` null: infra errors, and runs an injected fault corrupted), every run's tool
+calls and those with empty arguments, and the mean tokens and actions (sums of integers, so exactly
 statistics.fmean). The medians and the mean cost come from stats.py over each group's graded
 values, because polars rounds float means and medians differently in the last bit; the Wilson
 interval is computed per row after the group_by.
@@ -18,17 +19,20 @@ import polars as pl
 
 from armbench.analysis.stats import mean, median, wilson_interval
 from armbench.run.store import scalar_columns
-from armbench.types import RunRecord
+from armbench.types import ErrorKind, RunRecord
 
 K = TypeVar("K")
 ARM_GROUP = ("domain", "set", "arm")
 GRADED = pl.col("correct").is_not_null()
-SUMMARY_COLUMNS = [*ARM_GROUP, "correct", "prompt_tokens", "completion_tokens", "actions", "cost_usd", "wall_seconds"]
+INJECTED = pl.col("error_kind").eq_missing(ErrorKind.injected.value)
+SUMMARY_COLUMNS = [*ARM_GROUP, "correct", "error_kind", "prompt_tokens", "completion_tokens", "actions",
+                   "empty_tool_args", "cost_usd", "wall_seconds"]
 
 
 @dataclass(frozen=True)
 class GroupSummary:
-    """One domain x set x arm. Every figure but `infra_errors` is over the graded runs."""
+    """One domain x set x arm. Every figure but the counts of excluded runs and of tool calls is over
+    the graded runs."""
 
     domain: str
     set: str
@@ -44,6 +48,9 @@ class GroupSummary:
     median_wall_seconds: float | None
     mean_tokens: float | None
     mean_actions: float | None
+    injected_faults: int  # runs excluded because an injected fault corrupted their tool calls
+    tool_calls: int  # over every run, graded or not
+    empty_tool_args: int  # of those, calls with empty arguments to a tool that takes some
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -85,7 +92,10 @@ def summarize(records: list[RunRecord]) -> list[GroupSummary]:
         .agg(
             correct=pl.col("correct").sum(),
             graded=pl.col("correct").count(),
-            infra_errors=pl.col("correct").null_count(),
+            infra_errors=(pl.col("correct").is_null() & ~INJECTED).sum(),
+            injected_faults=(pl.col("correct").is_null() & INJECTED).sum(),
+            tool_calls=pl.col("actions").sum(),
+            empty_tool_args=pl.col("empty_tool_args").sum(),
             mean_tokens=pl.col("tokens").filter(GRADED).mean(),
             mean_actions=pl.col("actions").filter(GRADED).mean(),
             actions=pl.col("actions").filter(GRADED),
@@ -116,4 +126,7 @@ def group_summary(group: dict[str, Any]) -> GroupSummary:
         median_wall_seconds=median(group["wall_seconds"]),
         mean_tokens=group["mean_tokens"],
         mean_actions=group["mean_actions"],
+        injected_faults=group["injected_faults"],
+        tool_calls=group["tool_calls"],
+        empty_tool_args=group["empty_tool_args"],
     )

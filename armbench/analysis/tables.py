@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -20,6 +20,7 @@ class Table:
     note: str = ""
     key_columns: int = 3  # the leading columns that name the row (left-aligned); the rest are figures
     empty: str = "nothing to show"
+    notices: tuple[str, ...] = ()  # lines a reader must not miss, under the table in every format
 
     def align(self, index: int) -> str:
         return "left" if index < self.key_columns else "right"
@@ -48,14 +49,15 @@ def usd(value: float | None, spec: str = ".4f") -> str:
 
 
 def to_rich(table: Table) -> RenderableType:
+    notices = [Text(notice, style="yellow") for notice in table.notices]
     if not table.rows:
-        return Text.assemble((table.title, "bold"), f": {table.empty}\n")
+        return Group(Text.assemble((table.title, "bold"), f": {table.empty}\n"), *notices)
     rendered = RichTable(title=table.title, caption=table.note or None, caption_justify="left")
     for index, column in enumerate(table.columns):
         rendered.add_column(column, justify=table.align(index))
     for row in table.rows:
         rendered.add_row(*row)
-    return rendered
+    return Group(rendered, *notices)
 
 
 def to_markdown(table: Table) -> str:
@@ -68,4 +70,5 @@ def to_markdown(table: Table) -> str:
         lines.append(f"_{table.empty}_")
     if table.note:
         lines += ["", table.note]
+    lines += [line for notice in table.notices for line in ("", f"**{notice}**")]
     return "\n".join(lines) + "\n"

@@ -115,7 +115,7 @@ def described(term: Term | None) -> str:
 
 def verdict(record: RunRecord) -> str:
     if record.correct is None:
-        return "infra error (not graded)"
+        return "injected fault (not graded)" if record.error_kind == "injected" else "infra error (not graded)"
     return "correct" if record.correct else "wrong"
 
 
@@ -139,4 +139,6 @@ def facts(record: RunRecord, reference: list[str] | None) -> list[tuple[str, str
         lines.append(("error", record.error))
     if record.error_kind:
         lines.append(("error kind", described(record.error_kind)))
+    if record.injected_faults:
+        lines.append(("injected faults", ", ".join(record.injected_faults)))
     return lines

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from armbench.domains.spec import Domain
 from armbench.errors import UserError
+from armbench.replicas.serve import endpoint
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "tables"]
+__all__ = ["DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "replica_address", "tables"]
 
 EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
 
@@ -52,6 +53,11 @@ def find_domain(name: str) -> Domain:
     if found is None:
         raise UserError(f"no domain {name!r}; domains: {', '.join(DOMAINS)}")
     return found
+
+
+def replica_address(name: str) -> str:
+    """Where the domain's replica listens now (http://127.0.0.1:<port base + offset>)."""
+    return endpoint(find_domain(name).replica).base_url
 
 
 def data_hash(names: Iterable[str]) -> str:

@@ -13,15 +13,20 @@
 e.g. `scripted/oracle+faults=0.2,seed=1` or `scripted/oracle+latency=1`. The draw is one random
 stream per model string: at concurrency 1 a run set sees the same faults every time; with more
 workers the rate holds but which call draws which fault follows the scheduling.
+
+Each fault that takes effect is logged to the episode making the call (`faults_injected`), so its
+run record lists it and a run whose tool calls were corrupted is not graded as the agent's miss.
+LiteLLM is imported only to raise a fault, so the run loop can import this module cheaply.
 """
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import litellm
 
 PROVIDER_FAULTS = ("rate_limit", "server_error", "timeout", "connection_reset")
 TOOL_CALL_FAULTS = ("malformed_tool_json", "dropped_args")
@@ -81,7 +86,31 @@ def _probability(value: float) -> float:
     return value
 
 
+_INJECTED: ContextVar[list[str] | None] = ContextVar("injected_faults", default=None)
+
+
+@contextmanager
+def faults_injected() -> Iterator[list[str]]:
+    """The faults injected into the model calls made inside, in order: one episode's, since episodes
+    that run at the same time run in separate asyncio tasks, each with its own context."""
+    injected: list[str] = []
+    token = _INJECTED.set(injected)
+    try:
+        yield injected
+    finally:
+        _INJECTED.reset(token)
+
+
+def log_injected(fault: str) -> None:
+    """Note a fault that took effect, for the episode that made the call (none: a call outside one)."""
+    injected = _INJECTED.get()
+    if injected is not None:
+        injected.append(fault)
+
+
 def raise_provider_fault(fault: str, model: str) -> None:
+    import litellm
+
     where = {"llm_provider": "scripted", "model": model}
     if fault == "rate_limit":
         raise litellm.RateLimitError(message="injected 429", **where)

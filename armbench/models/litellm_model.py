@@ -8,6 +8,8 @@ from armbench.models.model import Model
 
 
 class LiteLLMModel(Model):
+    needs_preflight = True  # a real provider may be unreachable, or drop or mangle tool arguments
+
     def __init__(self, name: str):
         super().__init__(name)
         # A bare name (`gpt-4o-mini`) is OpenAI's, as LiteLLM reads it.

@@ -40,6 +40,7 @@ class Model(ABC):
 
     provider: str  # who serves it, as LiteLLM's cost map names the provider
     recordable = True  # False for a replay: its replies are the recording's, none of its own
+    needs_preflight = False  # True for a provider over the network: `bench run` first makes the doctor's round trip
 
     def __init__(self, name: str):
         self.name = name  # the model string as given, e.g. "scripted/oracle+seed=1"

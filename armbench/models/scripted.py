@@ -21,6 +21,7 @@ from armbench.models.faults import (
     PROVIDER_FAULTS,
     Misbehaviour,
     corrupt_tool_calls,
+    log_injected,
     parse_options,
     raise_provider_fault,
 )
@@ -81,6 +82,7 @@ class ScriptedProvider(CustomLLM):
         await misbehaviour.delay()
         fault = misbehaviour.draw()
         if fault in PROVIDER_FAULTS:
+            log_injected(fault)
             raise_provider_fault(fault, model)
         tools = optional_params.get("tools") or []
         turn = Turn(
@@ -88,7 +90,8 @@ class ScriptedProvider(CustomLLM):
             tool_names=[tool["function"]["name"] for tool in tools],
         )
         reply = script(turn)
-        if fault:
+        if fault and reply.tool_calls:  # a reply without tool calls passes unharmed
+            log_injected(fault)
             reply = corrupt_tool_calls(reply, fault)
         return to_model_response(model, turn, reply)
 

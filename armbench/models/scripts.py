@@ -11,7 +11,7 @@ import litellm
 
 from armbench.models.probe import PROBE_TOOL, probe_word
 from armbench.models.script_registry import Reply, Script, ScriptedToolCall, Turn
-from armbench.questions import load_sets
+from armbench.questions import load_sets, with_replica_addresses
 from armbench.types import Question, Solution
 
 ORACLE_PREFERENCE = ("tooled", "browsing")
@@ -32,7 +32,12 @@ def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
 
 
 def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | None = None) -> Reply:
-    """Make the solution's next tool call; after the last, answer from the last tool result."""
+    """Make the solution's next tool call; after the last, answer from the last tool result.
+
+    A stored solution is known to work, so a call of it that fails (a tool error, a script that
+    exits non-zero, e.g. because its replica is unreachable) is the oracle's failure, raised as a
+    provider error: the run is an infra error naming the cause, never a graded miss. With
+    `drop_arguments` the failures are the point (a provider that drops arguments), so they are played on."""
     if PROBE_TOOL in turn.tool_names:
         return play_probe(turn, drop_arguments=drop_arguments)
     question = questions_by_prompt().get(turn.user_prompt)
@@ -40,14 +45,34 @@ def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | 
     if question is None or solution is None:
         return Reply(text="I have no stored solution for this question with these tools.")
     results = turn.tool_results()
+    if results and not drop_arguments:
+        check_result(solution, len(results) - 1, results[-1])
     if len(results) < len(solution.calls):
         call = solution.calls[len(results)]
-        return Reply(tool_calls=[ScriptedToolCall(call.tool, {} if drop_arguments else call.args)])
+        return Reply(tool_calls=[ScriptedToolCall(call.tool, {} if drop_arguments else with_replica_addresses(call.args))])
     try:
         items = solution.answer.apply(json.loads(results[-1]))
     except (ValueError, KeyError, TypeError) as error:
         return Reply(text=f"The tool result did not have the expected shape: {error}")
     return Reply(text="ANSWER: " + question.join_answer(items, separator))
+
+
+def check_result(solution: Solution, index: int, result: str) -> None:
+    """Raise when call `index` of a stored solution failed: the oracle cannot answer honestly."""
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        parsed = {}
+    problem = None
+    if isinstance(parsed, dict) and parsed.get("error"):
+        problem = json.dumps(parsed["error"])[:500]
+    elif isinstance(parsed, dict) and (parsed.get("exit_code") not in (None, 0) or parsed.get("timed_out")):
+        problem = f"exit code {parsed.get('exit_code')}: {str(parsed.get('stderr', '')).strip()[-500:]}"
+    if problem:
+        raise litellm.BadRequestError(
+            message=f"the oracle's stored solution failed at call {index + 1} ({solution.calls[index].tool}): {problem}",
+            model="oracle", llm_provider="scripted",
+        )
 
 
 def play_probe(turn: Turn, *, drop_arguments: bool = False) -> Reply:

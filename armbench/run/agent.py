@@ -8,6 +8,10 @@ run record needs; grading happens elsewhere.
 The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
 the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
 accuracy like an outage; a tool or the loop itself makes it the agent's failure, graded as no answer.
+
+A fault injected into a scripted model (`+faults=`) is listed on the episode; one that corrupted the
+model's tool calls (their arguments dropped or cut short) ends it as `injected`, excluded from
+accuracy: the oracle, handed back a whole table for its query, would answer wrongly with confidence.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from typing import Any, Literal
 from armbench.grading.strict import extract_answer
 from armbench.models import get_model
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
+from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
 from armbench.run.limits import NO_LIMITS, RunLimits
 from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
@@ -80,8 +85,9 @@ class Episode:
     usage: Usage = field(default_factory=Usage)
     actions_by_tool: Counter[str] = field(default_factory=Counter)
     tool_errors: int = 0
-    empty_tool_args: int = 0  # calls with no arguments to a tool that requires some
+    empty_tool_args: int = 0  # calls with no arguments to a tool that takes some
     retries: int = 0
+    injected_faults: list[str] = field(default_factory=list)  # by a scripted model's `+faults=`
     call_providers: list[str | None] = field(default_factory=list)  # who served each model call
     model_seconds: float = 0.0
     tool_seconds: float = 0.0
@@ -117,15 +123,28 @@ async def run_episode(
         {"role": "system", "content": system_prompt(budget, resources)},
         {"role": "user", "content": question.prompt()},
     ]
-    try:
-        async with asyncio.timeout(limits.timeout):
-            await _loop(episode, messages, arm, client, budget, limits)
-    except TimeoutError:
-        _end_by_timeout(episode, limits.timeout)
-    finally:
-        episode.wall_seconds = time.perf_counter() - started
-        episode.transcript = messages
+    with faults_injected() as episode.injected_faults:
+        try:
+            async with asyncio.timeout(limits.timeout):
+                await _loop(episode, messages, arm, client, budget, limits)
+        except TimeoutError:
+            _end_by_timeout(episode, limits.timeout)
+        finally:
+            episode.wall_seconds = time.perf_counter() - started
+            episode.transcript = messages
+    _end_by_corrupted_tool_calls(episode)
     return episode
+
+
+def _end_by_corrupted_tool_calls(episode: Episode) -> None:
+    """However the run ended, it went on from tool calls the agent did not make: neither its miss nor
+    its success, and no outage either (the oracle gives up on a call its solution did not send)."""
+    corrupting = sorted({f for f in episode.injected_faults if f in TOOL_CALL_FAULTS})
+    if corrupting:
+        message = f"an injected fault corrupted the tool calls ({', '.join(corrupting)})"
+        if episode.error:
+            message += f"; then: {episode.error}"
+        episode.end(episode.stop_reason, message, ErrorKind.injected)
 
 
 def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
@@ -216,7 +235,7 @@ async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | Non
             is_error=True,
         )
     else:
-        episode.empty_tool_args += bool(required_fields(tool)) and _is_empty(arguments)
+        episode.empty_tool_args += takes_arguments(tool) and _is_empty(arguments)
         outcome = await tool.invoke(arguments)
     episode.tool_seconds += time.perf_counter() - started
     episode.waiting_on = "agent"
@@ -224,9 +243,11 @@ async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | Non
     return outcome
 
 
-def required_fields(tool: OfferedTool) -> list[str]:
-    """From the schema the model saw, so it holds for tools served elsewhere (MCP) too."""
-    return tool.schema()["function"]["parameters"].get("required", [])
+def takes_arguments(tool: OfferedTool) -> bool:
+    """Whether the tool has parameters, required or not: `{}` may be a legal query (gpu_query's
+    every GPU) yet is also what a provider that drops arguments sends; a tool without parameters
+    (browser_back) has none to drop. Read from the schema the model saw, so it holds for MCP tools."""
+    return bool(tool.schema()["function"]["parameters"].get("properties"))
 
 
 def _is_empty(arguments: str | None) -> bool:

@@ -1,16 +1,18 @@
 """The run set's manifest: what was run, with which code, questions, tools, data and prompt.
 
 It is also what `--resume` checks: a run set is only continued by the same model over the same
-plan — same question sets, tool manifests, data, system prompt and repeats — so that every record
-in it measures the same thing. Engine settings (concurrency, limits, retries) may change.
+plan — same question sets, arms, repeats, budget, data, tool manifests and system prompt — so that
+every record in it measures the same thing. Engine settings (concurrency, limits, retries) may
+change. The plan is checked against the stored manifest before anything starts; only the tool
+manifests and the prompt, which name the live replicas, wait for the environment.
 """
 from __future__ import annotations
 
 import datetime as dt
 import platform
 import subprocess
+from collections.abc import Iterable
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,6 +21,7 @@ from armbench.domains import data_hash
 from armbench.errors import UserError
 from armbench.paths import ROOT
 from armbench.questions import QuestionSet
+from armbench.run.store import RunSetStore
 from armbench.types import Manifest, Resume, RunConfig
 
 
@@ -47,36 +50,83 @@ def build_manifest(
     )
 
 
-def resume_differences(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Why the current command may not continue the stored run set: one line per difference.
+def resumable(store: RunSetStore, question_sets: list[QuestionSet], config: RunConfig) -> Manifest:
+    """The stored manifest of the run set this command may continue; refused (a UserError naming
+    each difference) before anything starts: no replica, browser or MCP server is needed to know."""
+    if not store.manifest_path.exists() or not store.runs_path.exists():
+        raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
+    stored = store.manifest()
+    _refuse_differences(store, resume_differences(stored, question_sets, config))
+    try:
+        return Manifest.model_validate(stored)
+    except ValidationError as error:
+        problems = [f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in error.errors()]
+        raise UserError(f"cannot resume {store.directory}: its manifest.json is not one this armbench "
+                        f"writes ({'; '.join(problems)})") from None
 
-    Both are manifests as JSON (`current` as it would be written), so a tuple in memory and
-    the list it was stored as compare equal."""
+
+def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet], config: RunConfig) -> list[str]:
+    """Why this command may not continue the stored run set (its manifest as JSON, read leniently):
+    one line per difference, naming the flag that differs."""
+    then, now = stored.get("config", {}), config.manifest_config()  # JSON both: a tuple equals its list
     problems = []
-    if stored.get("model") != current["model"]:
-        problems.append(f"model: the run set used {stored.get('model')!r}, this command {current['model']!r}")
-    runs_then, runs_now = stored.get("config", {}).get("runs"), current["config"]["runs"]
-    if runs_then != runs_now:
-        problems.append(f"--runs: the run set has {runs_then} per question, this command {runs_now}")
-    then, now = stored.get("config", {}), current["config"]
-    only_then, only_now = sorted(then.get("questions", [])), sorted(now.get("questions", []))
+    if stored.get("model") != config.model:
+        problems.append(f"model: the run set used {stored.get('model')!r}, this command {config.model!r}")
+    current = {qs.key: qs.content_hash() for qs in question_sets}
+    problems += _question_set_differences(stored.get("question_sets", {}), current)
+    if "arms" in then and sorted(then["arms"]) != sorted(now["arms"]):
+        problems.append(f"--arm: the run set ran {', '.join(sorted(then['arms']))}, "
+                        f"this command {', '.join(sorted(now['arms']))}")
+    if then.get("runs") != now["runs"]:
+        problems.append(f"--runs: the run set has {then.get('runs')} per question, this command {now['runs']}")
+    only_then, only_now = sorted(then.get("questions", [])), sorted(now["questions"])
     if only_then != only_now:
         problems.append(f"--question: the run set ran {', '.join(only_then) or 'every question'}, "
                         f"this command {', '.join(only_now) or 'every question'}")
-    if bool(then.get("record")) != bool(now.get("record")):
+    if "budget" in then and then["budget"] != now["budget"]:
+        problems.append(f"--budget: the run set allowed {then['budget']} tool calls per episode, "
+                        f"this command {now['budget']}")
+    if bool(then.get("record")) != now["record"]:
         problems.append("--record: the run set was " + ("" if then.get("record") else "not ")
                         + "recorded; give the same --record")
-    if then.get("price_per_million") != now.get("price_per_million"):
+    if then.get("price_per_million") != now["price_per_million"]:
         problems.append(f"--price: the run set used {then.get('price_per_million')}, "
-                        f"this command {now.get('price_per_million')}")
-    problems += _hash_differences("question set", stored.get("question_sets", {}), current["question_sets"])
-    problems += _hash_differences("tool manifest", stored.get("tool_manifests", {}), current["tool_manifests"])
-    if stored.get("data_hash") != current["data_hash"]:
-        problems.append(f"replica data: hash {_short(stored.get('data_hash'))} in the run set, "
-                        f"{_short(current['data_hash'])} now")
-    if stored.get("prompt_hash") != current["prompt_hash"]:
-        problems.append("system prompt: it differs from the run set's (was --budget changed?)")
+                        f"this command {now['price_per_million']}")
+    digest = data_hash(qs.domain for qs in question_sets)
+    same_domains = _parts(stored.get("question_sets", {}), 0) == _parts(current, 0)  # else --domain says it
+    if same_domains and stored.get("data_hash") != digest:
+        problems.append(f"replica data: hash {_short(stored.get('data_hash'))} in the run set, {_short(digest)} now")
     return problems
+
+
+def check_environment(store: RunSetStore, stored: Manifest, current: Manifest) -> None:
+    """Refuse the resume on what only the started environment knows: each arm's tools and the system
+    prompt. The prompt holds the budget, checked before start, and the replicas' addresses."""
+    problems = _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
+    if stored.prompt_hash != current.prompt_hash:
+        problems.append("system prompt: it differs from the run set's (the replicas' addresses, "
+                        "ARMBENCH_REPLICA_PORT_BASE, or the prompt's text changed)")
+    _refuse_differences(store, problems)
+
+
+def _refuse_differences(store: RunSetStore, problems: list[str]) -> None:
+    if problems:
+        raise UserError(f"cannot resume {store.directory}, it differs from this command: " + "; ".join(problems))
+
+
+def _question_set_differences(stored: dict[str, str], current: dict[str, str]) -> list[str]:
+    """--domain or --set when they differ; else each edited set."""
+    problems = []
+    for flag, part in [("--domain", 0), ("--set", 1)]:
+        then, now = _parts(stored, part), _parts(current, part)
+        if then != now:
+            problems.append(f"{flag}: the run set ran {', '.join(then) or 'none'}, this command {', '.join(now)}")
+    return problems or _hash_differences("question set", stored, current)
+
+
+def _parts(question_set_keys: Iterable[str], part: int) -> list[str]:
+    """The domains (part 0) or set names (part 1) of "<domain>/<set>" keys."""
+    return sorted({key.split("/")[part] for key in question_set_keys})
 
 
 def _hash_differences(what: str, stored: dict[str, str], current: dict[str, str]) -> list[str]:
@@ -90,16 +140,10 @@ def _hash_differences(what: str, stored: dict[str, str], current: dict[str, str]
     ]
 
 
-def record_resume(stored: dict[str, Any], config: RunConfig, directory: Path) -> Manifest:
+def record_resume(stored: Manifest, config: RunConfig) -> Manifest:
     """The stored manifest with this resume appended to its history."""
-    try:
-        manifest = Manifest.model_validate(stored)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in error.errors())
-        raise UserError(f"cannot resume {directory}: its manifest.json is not one this armbench "
-                        f"writes ({problems})") from None
     entry = Resume(at=now(), git_commit=git_commit(), config=config.manifest_config())
-    return manifest.model_copy(update={"resumes": [*manifest.resumes, entry]})
+    return stored.model_copy(update={"resumes": [*stored.resumes, entry]})
 
 
 def _short(value: str | None) -> str:

@@ -1,11 +1,12 @@
-"""From a finished episode to its run record: graded, unless the provider never let it finish."""
+"""From a finished episode to its run record: graded, unless the provider never let it finish or an
+injected fault corrupted its tool calls."""
 from __future__ import annotations
 
 from armbench.domains import data_hash
 from armbench.grading.strict import grade
 from armbench.run.agent import Episode
 from armbench.run.plan import Job
-from armbench.types import ErrorKind, RunConfig, RunRecord
+from armbench.types import RunConfig, RunRecord
 
 
 def to_record(
@@ -20,8 +21,8 @@ def to_record(
     replay_divergence: object | None = None,
 ) -> RunRecord:
     question = job.question
-    infra = episode.error_kind is ErrorKind.infra  # excluded from accuracy: never graded as a miss
-    graded = None if infra else grade(
+    excluded = episode.error_kind is not None and episode.error_kind.is_excluded  # never graded as a miss
+    graded = None if excluded else grade(
         episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason
     )
     return RunRecord(
@@ -48,6 +49,7 @@ def to_record(
         tool_errors=episode.tool_errors,
         empty_tool_args=episode.empty_tool_args,
         retries=episode.retries,
+        injected_faults=episode.injected_faults,
         call_providers=episode.call_providers,
         wall_seconds=episode.wall_seconds,
         model_seconds=episode.model_seconds,

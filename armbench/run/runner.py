@@ -5,10 +5,13 @@ however large the plan. A run set stops early in three ways, with every finished
 - Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
 - the run-set cost cap: no new run starts; runs in flight finish and are recorded.
 - more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
+Without `max_infra_errors`, a set whose planned runs are more than half infra errors fails once it
+ends (`RunSetFailed` too): it measured the provider, not the arms.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -19,12 +22,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt
 from armbench.arms.tool_source import open_typed_tools
-from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.model import RunCallers
 from armbench.questions import QuestionSet
 from armbench.run.agent import prompt_hash, run_episode
-from armbench.run.manifest import build_manifest, record_resume, resume_differences
+from armbench.run.manifest import build_manifest, check_environment, record_resume, resumable
 from armbench.run.plan import Job, plan, run_limits, tool_key
 from armbench.run.records import to_record
 from armbench.run.store import RunSetStore
@@ -76,15 +78,24 @@ class Tally:
     def __init__(self, records: list[RunRecord]):
         self.cost_usd = 0.0
         self.infra_errors = 0
+        self.first_infra_error: str | None = None
         self.correct = 0
         for record in records:
             self.add(record)
 
     def add(self, record: RunRecord) -> None:
         self.cost_usd += record.cost_usd or 0.0  # with a cost cap, an unpriced call is an infra error
-        self.infra_errors += record.error_kind is ErrorKind.infra
+        if record.error_kind is ErrorKind.infra:
+            self.infra_errors += 1
+            self.first_infra_error = self.first_infra_error or record.error
         self.correct += bool(record.correct)
 
+
+
+def set_prompt_hash(per_domain: dict[str, str]) -> str:
+    """The run set's prompt hash: its one domain's, or a hash over every domain's (in name order)."""
+    hashes = [per_domain[domain] for domain in sorted(per_domain)]
+    return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
 
 async def run_set(
     question_sets: list[QuestionSet],
@@ -96,9 +107,10 @@ async def run_set(
     worker_scope: WorkerScope | None = None,
 ) -> RunSetResult:
     jobs = plan(question_sets, config)
+    stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
     domains = [qs.domain for qs in question_sets]
     async with open_typed_tools(config.tools) as typed_tools, ArmEnvironment(domains, typed_tools) as env:
-        return await _run_jobs(jobs, question_sets, config, store, env, resume, show_progress, worker_scope)
+        return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
 
 
 async def _run_jobs(
@@ -107,7 +119,7 @@ async def _run_jobs(
     config: RunConfig,
     store: RunSetStore,
     env: ArmEnvironment,
-    resume: bool,
+    stored: Manifest | None,
     show_progress: bool,
     worker_scope: WorkerScope | None,
 ) -> RunSetResult:
@@ -116,12 +128,13 @@ async def _run_jobs(
         for qs in question_sets
         for arm in config.arms
     }
-    resources = resources_prompt(env.endpoints)
-    prompt_digest = prompt_hash(config.budget, resources)
-    manifest = build_manifest(question_sets, config, tool_manifests, prompt_digest, env.endpoints,
+    # One prompt per question: it names only its own domain's replica, whatever else the set holds.
+    resources = {domain: resources_prompt({domain: target}) for domain, target in env.endpoints.items()}
+    prompt_digests = {domain: prompt_hash(config.budget, text) for domain, text in resources.items()}
+    manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation())
     callers = _model_callers(config, jobs, store, manifest)
-    previous = _reopen(store, manifest, config) if resume else _create(store, manifest)
+    previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}
     pending = iter([job for job in jobs if job.run_id not in done])
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
@@ -136,7 +149,7 @@ async def _run_jobs(
                 arm,
                 caller,
                 budget=config.budget,
-                resources=resources,
+                resources=resources[job.question.domain],
                 limits=run_limits(config),
             )
         # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
@@ -148,7 +161,7 @@ async def _run_jobs(
             episode,
             question_set_hash=manifest.question_sets[job.question_set.key],
             tool_manifest_hash=tool_manifests[job.tool_key],
-            prompt_hash=prompt_digest,
+            prompt_hash=prompt_digests[job.question.domain],
             transcript_path=transcript,
             replay_divergence=callers.divergence(caller),
         )
@@ -169,29 +182,31 @@ async def _run_jobs(
                     progress.update(task, advance=1, correct=tally.correct)
                     _warn(progress.console, record)
                     if _too_many_infra_errors(config, tally):
-                        raise _TooManyInfraErrors(record.error)
+                        raise _TooManyInfraErrors
                     result.halted = _cost_cap(config, tally, store)
 
         # A resumed set may have spent its cost cap, or had its infra errors, already.
         result.halted = _cost_cap(config, tally, store)
         try:
             if _too_many_infra_errors(config, tally):
-                raise _TooManyInfraErrors(next(r.error for r in previous[::-1] if r.error_kind is ErrorKind.infra))
+                raise _TooManyInfraErrors
             async with asyncio.TaskGroup() as group:
                 for index in range(config.concurrency):
                     group.create_task(worker(index))
-        except* _TooManyInfraErrors as failures:
+        except* _TooManyInfraErrors:
             store.finish()
-            last_error = failures.exceptions[0].args[0]
             raise RunSetFailed(
                 f"{tally.infra_errors} runs ended as infra errors, more than --max-infra-errors "
-                f"{config.max_infra_errors}: stopped. Last error: {last_error}. Finished runs are "
-                f"kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
+                f"{config.max_infra_errors}: stopped. First error: {tally.first_infra_error}. Finished runs "
+                f"are kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
                 result,
             ) from None
     store.finish()
     if result.already_done + len(result.records) == result.planned:
         result.halted = None  # the cap was reached by the last run: nothing was left undone
+    if config.max_infra_errors is None and tally.infra_errors * 2 > result.planned:
+        raise RunSetFailed(f"{tally.infra_errors} of {result.planned} planned runs are infra errors, more than "
+                           f"half. First error: {tally.first_infra_error}", result)
     return result
 
 
@@ -207,16 +222,11 @@ def _create(store: RunSetStore, manifest: Manifest) -> list[RunRecord]:
     return []
 
 
-def _reopen(store: RunSetStore, manifest: Manifest, config: RunConfig) -> list[RunRecord]:
-    """The finished runs of a stopped run set, once it is known to measure the same thing."""
-    if not store.manifest_path.exists() or not store.runs_path.exists():
-        raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
-    stored = store.manifest()
-    problems = resume_differences(stored, manifest.model_dump(mode="json"))
-    if problems:
-        raise UserError(f"cannot resume {store.directory}, it differs from this command: " + "; ".join(problems))
+def _reopen(store: RunSetStore, stored: Manifest, manifest: Manifest, config: RunConfig) -> list[RunRecord]:
+    """The finished runs of a stopped run set, once its tools and prompt are known to be the same too."""
+    check_environment(store, stored, manifest)
     store.reopen()
-    store.write_manifest(record_resume(stored, config, store.directory))
+    store.write_manifest(record_resume(stored, config))
     return store.records()
 
 
@@ -239,7 +249,7 @@ def _warn(console: Console, record: RunRecord) -> None:
     if record.empty_tool_args:
         console.print(
             f"[yellow]warning:[/yellow] {record.run_id}: {record.empty_tool_args} tool call(s) arrived "
-            "with empty arguments for a tool that requires some — the provider may be dropping "
+            "with empty arguments for a tool that takes some — the provider may be dropping "
             "them (check with `bench doctor`)",
             highlight=False,
         )

@@ -25,6 +25,7 @@ ENDINGS = [
     (StopReason.context_window, ErrorKind.agent, Outcome.no_answer, MissReason.no_answer_limit),
     (StopReason.infra_error, ErrorKind.infra, None, None),
     (StopReason.timeout, ErrorKind.infra, None, None),
+    (StopReason.answered, ErrorKind.injected, None, None),
 ]
 ARMS = ("browsing", "tooled")
 
@@ -39,13 +40,15 @@ def build(directory) -> RunSetStore:
     for arm in ARMS:
         for index, (stop, kind, outcome, miss) in enumerate(ENDINGS):
             answer = "x" if stop is StopReason.answered else None
+            excluded = kind is not None and kind.is_excluded
             reply = f"ANSWER: {answer}" if answer else "I could not find it."
             messages = [{"role": "user", "content": "question"}, {"role": "assistant", "content": reply}]
             store.append(make_record(
                 run_id=run_id(index, arm), question_id=f"q{index:02}", arm=arm, answer=answer,
-                correct=None if kind is ErrorKind.infra else outcome is Outcome.fully_correct,
+                correct=None if excluded else outcome is Outcome.fully_correct,
                 outcome=outcome, miss_reason=miss, stop_reason=stop, error_kind=kind,
                 error=None if kind is None else f"ended as {stop}",
+                injected_faults=["rate_limit", "dropped_args"] if kind is ErrorKind.injected else [],
                 transcript_path=store.write_transcript(run_id(index, arm), messages),
             ))
     return store
@@ -77,6 +80,8 @@ def test_the_report_explains_every_outcome_and_miss_reason(every_reason, cli):
     for text in (out, markdown, page):
         for term in [*Outcome, *MissReason]:
             assert term.meaning in flat(text), term
+        for arm in ARMS:
+            assert f"gpus/design/{arm}: 1 run(s) excluded from accuracy: an injected fault" in flat(text)
 
 
 def test_every_transcript_page_explains_its_reasons(every_reason, cli):
@@ -96,7 +101,7 @@ def test_the_json_report_counts_every_value(every_reason, cli):
     assert misses["tooled"] == {m.value: 4 if m is MissReason.no_answer_limit else 1 for m in MissReason}
     outcomes = {row["arm"]: row["counts"] for row in report["outcomes"]}
     assert outcomes["tooled"][Outcome.no_answer] == 6
-    assert [row["infra_errors"] for row in report["rows"]] == [2, 2]
+    assert [(row["infra_errors"], row["injected_faults"]) for row in report["rows"]] == [(2, 1), (2, 1)]
 
 
 def test_comparing_and_regressing_two_such_sets(every_reason, cli):
@@ -108,7 +113,7 @@ def test_comparing_and_regressing_two_such_sets(every_reason, cli):
     assert cli("regress", "--baseline", a, b, "--json")[0] == 0
 
 
-@pytest.mark.parametrize("index", [0, 3, 9, 11, 13])
+@pytest.mark.parametrize("index", [0, 3, 9, 11, 13, 14])
 def test_show_explains_the_runs_reasons(every_reason, cli, index):
     store, _ = every_reason
     stop, kind, outcome, miss = ENDINGS[index]

@@ -4,8 +4,12 @@ The fixture (conftest.build_two_arm_run_set): 10 GPU questions x 3 repeats x {br
 Browsing misses questions 0 and 5 every time (budget) and question 1 once (wrong separator);
 tooled is always right except one infra error on question 9, repeat 2.
 """
-import pytest
+import html
 
+import pytest
+from rich.console import Console
+
+from armbench.analysis.publish import write_report
 from armbench.analysis.report import (
     NO_TOOL,
     by_tool,
@@ -15,8 +19,9 @@ from armbench.analysis.report import (
     report_tables,
     summarize,
 )
-from armbench.analysis.tables import to_markdown
-from tests.support.run_sets import make_record
+from armbench.analysis.tables import to_markdown, to_rich
+from armbench.run.store import RunSetStore
+from tests.support.run_sets import make_manifest, make_record
 
 
 def rows_by_key(rows):
@@ -95,3 +100,27 @@ def test_markdown_has_every_table(two_arm_run_set):
     for title in ("Accuracy, actions, cost and time", "Outcomes", "Why runs missed", "by tool", "pass@k"):
         assert title in text
     assert "| gpus | design | browsing | 11/15 | 48%–89% |" in text
+
+
+def test_a_group_with_over_a_tenth_of_its_tool_calls_empty_is_warned_about_in_every_format(tmp_path):
+    """gpus/design: 2 of 10 calls empty (20%) warns; gpus/heldout: 1 of 10 (exactly 10%) does not."""
+    records = [
+        make_record(question_id="q1", actions=5, actions_by_tool={"gpu_query": 5}, empty_tool_args=2),
+        make_record(question_id="q2", actions=5, actions_by_tool={"gpu_query": 5}),
+        make_record(question_id="q1", set="heldout", actions=10, actions_by_tool={"gpu_query": 10}, empty_tool_args=1),
+    ]
+    summary = report_tables(records)[0]
+    assert summary.notices == (
+        "warning: gpus/design/tooled: 2 of 10 tool calls (20%) had empty arguments; the provider may be "
+        "dropping them (check with `bench doctor`)",
+    )
+    store = RunSetStore(tmp_path / "set")
+    store.create(make_manifest())
+    for record in records:
+        store.append(record)
+    tables, _ = write_report(store)
+    terminal = Console(width=200, record=True)
+    terminal.print(to_rich(tables[0]))
+    for text in (terminal.export_text(), (store.directory / "report.md").read_text(),
+                 html.unescape((store.directory / "report.html").read_text())):
+        assert summary.notices[0] in text

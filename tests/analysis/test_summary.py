@@ -60,6 +60,9 @@ def test_one_row_per_domain_set_and_arm_sorted_with_figures_counted_by_hand():
         median_wall_seconds=2.0,
         mean_tokens=2000.0,
         mean_actions=3.0,
+        injected_faults=0,
+        tool_calls=9,  # like the two below, over every run
+        empty_tool_args=0,
     )
     assert tooled == GroupSummary(
         domain="gpus", set="design", arm="tooled",
@@ -70,9 +73,20 @@ def test_one_row_per_domain_set_and_arm_sorted_with_figures_counted_by_hand():
         median_wall_seconds=statistics.median([0.05, 0.1, 0.7, 9.0]),
         mean_tokens=2600.0,
         mean_actions=3.5,
+        injected_faults=0,
+        tool_calls=23,
+        empty_tool_args=0,
     )
     assert (tooled.mean_cost_usd, tooled.median_wall_seconds) == (0.27499999999999997, 0.39999999999999997)
     assert isinstance(browsing.median_actions, int)  # as statistics.median gives it: `3` in --json
+
+
+def test_runs_an_injected_fault_corrupted_are_excluded_and_counted_apart_from_infra_errors():
+    injected = dict(INFRA, stop_reason="answered", error_kind="injected", injected_faults=["dropped_args"])
+    [row] = summarize([run("gpus/design/tooled", "q1", actions=2), run("gpus/design/tooled", "q2", actions=3, **INFRA),
+                       run("gpus/design/tooled", "q3", actions=1, empty_tool_args=1, **injected)])
+    assert (row.graded, row.infra_errors, row.injected_faults) == (1, 1, 1)
+    assert (row.mean_actions, row.tool_calls, row.empty_tool_args) == (2.0, 6, 1)  # calls: every run's
 
 
 def test_a_group_of_infra_errors_only_has_no_figures_and_no_records_no_rows():

@@ -3,10 +3,12 @@ import json
 
 import pytest
 
+from armbench.analysis.report import report_tables
+from armbench.analysis.summary import summarize
 from armbench.doctor import run_probe
 from armbench.errors import UserError
 from armbench.models import get_model
-from armbench.models.faults import parse_options
+from armbench.models.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_options
 from armbench.models.retry import RetryPolicy
 from armbench.questions import load_sets
 from armbench.run.runner import run_set
@@ -29,6 +31,29 @@ def injected_tool_call_fault(store, record) -> bool:
     return False
 
 
+def sort_runs(store, records) -> dict[str, list]:
+    """Each run as correct, an infra error or excluded for an injected fault, checked to be what it
+    says; a run graded wrong fails the test (the oracle, unharmed, is always right)."""
+    runs = {"correct": [], "infra": [], "injected": []}
+    for record in records:
+        assert record.correct is not False, (record.run_id, record.answer, record.injected_faults)
+        provider_faults = sum(fault in PROVIDER_FAULTS for fault in record.injected_faults)
+        if record.correct:
+            runs["correct"].append(record)
+            assert not set(record.injected_faults) & set(TOOL_CALL_FAULTS)
+            assert provider_faults == record.retries  # every retried fault is listed
+        elif record.error_kind == "infra":
+            runs["infra"].append(record)
+            assert record.outcome is None and record.stop_reason == "infra_error"
+            assert provider_faults == record.retries + 1  # the last one was not retried
+        else:
+            runs["injected"].append(record)
+            assert record.error_kind == "injected" and record.outcome is None
+            assert set(record.injected_faults) & set(TOOL_CALL_FAULTS) and record.error.startswith("an injected fault")
+            assert injected_tool_call_fault(store, record), record.run_id
+    return runs
+
+
 def test_every_stored_solution_passes_arguments():
     calls = [c for qs in load_sets() for q in qs.questions for s in q.solutions.values() for c in s.calls]
     assert calls and all(call.args for call in calls)
@@ -37,8 +62,8 @@ def test_every_stored_solution_passes_arguments():
 @pytest.mark.parametrize("concurrency", [1, 4])
 async def test_a_fifth_of_calls_failing_never_misgrades_a_run(tmp_path, concurrency):
     """20% of calls fail (429, 500, timeout, reset, malformed JSON, dropped args) with one retry
-    allowed, so some runs do end as infra errors: each run is correct, an infra error, or a
-    graded miss whose transcript shows the injected tool-call fault that caused it."""
+    allowed, so some runs do end as infra errors and some have their tool calls corrupted: each run
+    is correct, an infra error, or excluded for the injected tool-call fault its transcript shows."""
     store = RunSetStore(tmp_path / "faulty")
     config = RunConfig(
         model=f"scripted/oracle+faults=0.2,seed={4 + concurrency}", arms=["tooled"], runs=3,
@@ -47,18 +72,35 @@ async def test_a_fifth_of_calls_failing_never_misgrades_a_run(tmp_path, concurre
     result = await run_set(load_sets(["gpus"]), config, store, show_progress=False)
     records = store.records()
     assert len(records) == len(result.records) == 30
-
-    correct = [r for r in records if r.correct]
-    infra = [r for r in records if r.error_kind == "infra"]
-    misses = [r for r in records if r.correct is False]
-    assert len(correct) + len(infra) + len(misses) == 30
-    for record in infra:
-        assert record.correct is None and record.outcome is None and record.stop_reason == "infra_error"
-    for record in misses:
-        assert injected_tool_call_fault(store, record), (record.run_id, record.answer)
+    runs = sort_runs(store, records)
     assert sum(r.retries for r in records) > 0  # transient faults were retried away
     if concurrency == 1:  # one worker and a fresh seed: the same faults every time
-        assert len(infra) >= 1 and len(misses) >= 1 and len(correct) >= 20
+        assert len(runs["infra"]) >= 1 and len(runs["injected"]) >= 1 and len(runs["correct"]) >= 20
+    rows = summarize(records)
+    assert [sum(getattr(row, f) for row in rows) for f in ("graded", "infra_errors", "injected_faults")] == [
+        len(runs["correct"]), len(runs["infra"]), len(runs["injected"])]
+
+
+async def test_half_of_calls_failing_misgrades_no_run_in_any_domain_or_arm(tmp_path):
+    """The fault-injection suite's promise: whatever a faulty provider does, no run is graded wrong.
+    Runs that only had retried faults answered whole and are graded as usual."""
+    store = RunSetStore(tmp_path / "faulty")
+    config = RunConfig(model="scripted/oracle+faults=0.5,seed=1", arms=["tooled", "browsing"], concurrency=4,
+                       max_retries=FAST.max_retries, retry_base_delay=FAST.base_delay)
+    sets = load_sets()
+    await run_set(sets, config, store, show_progress=False)
+    records = store.records()
+    assert len(records) == 2 * sum(len(qs.questions) for qs in sets)
+    assert {(r.domain, r.arm) for r in records} == {(qs.domain, arm) for qs in sets for arm in config.arms}
+    runs = sort_runs(store, records)
+    assert all(runs.values())  # each kind happened
+    assert any(r.retries for r in runs["correct"])  # retried faults alone: graded, and right
+    rows = summarize(records)
+    assert sum(row.injected_faults for row in rows) == len(runs["injected"])
+    notices = report_tables(records)[0].notices  # the report says how many each group excluded
+    for row in rows:
+        counted = f"{'/'.join(row.key)}: {row.injected_faults} run(s) excluded"
+        assert any(n.startswith(counted) for n in notices) == bool(row.injected_faults)
 
 
 @pytest.mark.parametrize(

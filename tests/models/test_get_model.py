@@ -38,6 +38,9 @@ def test_what_each_provider_knows():
     assert get_model("scripted/oracle").default_request_timeout(120.0) == 120.0
     assert not get_model("replay/results/x").recordable and get_model("scripted/oracle").recordable
     get_model("scripted/oracle").check_priced()  # a script costs $0
+    assert get_model("openai/gpt-4o-mini").needs_preflight and get_model("ollama/llama3").needs_preflight
+    assert not any(get_model(offline).needs_preflight
+                   for offline in ("scripted/oracle", "local/qwen2.5-coder-0.5b", "replay/results/x"))
     get_model("local/qwen2.5-coder-0.5b").check_priced()  # so does a local model
 
 

@@ -13,7 +13,7 @@ from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.models.scripts import play_solution
+from armbench.models.scripts import play_solution, questions_by_prompt, server_error
 from armbench.run.agent import run_episode
 from armbench.run.runner import RunSetFailed, run_set
 from armbench.run.store import RunSetStore
@@ -83,6 +83,37 @@ async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path
     with pytest.raises(RunSetFailed) as again:
         await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
     assert again.value.result.records == [] and len(store.records()) == len(records)
+
+
+def down_for(question_ids: set[str]):
+    """A script whose provider fails (500) on these questions and plays the oracle on the others."""
+
+    def script(turn):
+        if questions_by_prompt()[turn.user_prompt].id in question_ids:
+            return server_error(turn)
+        return play_solution(turn)
+
+    return script
+
+
+@pytest.mark.parametrize("down, fails", [(2, False), (3, True)])
+async def test_more_than_half_the_planned_runs_as_infra_errors_fail_the_set_at_its_end(
+        tmp_path, gpu_design, script_registry, down, fails):
+    ids = [q.id for q in gpu_design.questions]
+    register_script("half-down")(down_for(set(ids[:down])))
+    store = RunSetStore(tmp_path / "set")
+    config = RunConfig(model="scripted/half-down", arms=["tooled"], max_retries=0)
+    if not fails:
+        assert len((await run_set([gpu_design], config, store, show_progress=False)).records) == 5
+        return
+    with pytest.raises(RunSetFailed) as failed:
+        await run_set([gpu_design], config, store, show_progress=False)
+    assert str(failed.value) == ("3 of 5 planned runs are infra errors, more than half. First error: "
+                                 "litellm.InternalServerError: scripted 500 (after 1 attempt(s))")
+    assert len(failed.value.result.records) == len(store.records()) == 5  # every run was run
+    # --max-infra-errors overrides the rule: 3 are allowed.
+    allowed = config.model_copy(update={"max_infra_errors": 3})
+    await run_set([gpu_design], allowed, RunSetStore(tmp_path / "allowed"), show_progress=False)
 
 
 async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_registry):

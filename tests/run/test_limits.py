@@ -102,13 +102,33 @@ async def test_a_full_context_window_is_the_agents_failure(question, gpu_arm, sc
     assert (episode.stop_reason, episode.error_kind, episode.retries) == ("context_window", "agent", 0)
 
 
-async def test_empty_arguments_are_counted_only_for_tools_that_require_some(question, gpu_arm, script_registry):
+class NoArgs(BaseModel):
+    pass
+
+
+class Ping(Tool):
+    """A tool without parameters: `{}` is the only call it can get, so there is nothing to drop."""
+
+    name = "ping"
+    description = "Answers pong."
+    Args = NoArgs
+
+    async def run(self, args: NoArgs) -> dict[str, Any]:
+        return {"pong": True}
+
+
+async def test_empty_arguments_are_counted_for_every_tool_that_takes_some(question, gpu_arm, script_registry):
     register_script("waiter-no-args")(call_wait_then_answer({}))
     episode = await run_episode(question, Arm("slow", [Wait()]), "scripted/waiter-no-args")
     assert episode.empty_tool_args == 1 and episode.tool_errors == 1
-    # gpu_query requires nothing: `{}` is a legal query for every GPU, so it is not flagged.
+    # gpu_query requires nothing and `{}` is a legal query for every GPU, but a provider that drops
+    # the arguments sends just that: it is counted too.
     dropped = await run_episode(question, gpu_arm, "scripted/drop-args")
-    assert dropped.empty_tool_args == 0
+    assert dropped.empty_tool_args == dropped.actions_by_tool["gpu_query"] >= 1
+    register_script("pinger")(lambda turn: Reply(text="ANSWER: x") if turn.tool_results()
+                              else Reply(tool_calls=[ScriptedToolCall("ping", {})]))
+    pinged = await run_episode(question, Arm("ping", [Ping()]), "scripted/pinger")
+    assert (pinged.actions, pinged.empty_tool_args, pinged.tool_errors) == (1, 0, 0)
 
 
 async def test_each_model_call_records_who_served_it(question, gpu_arm):

@@ -9,12 +9,15 @@ import time
 
 import pytest
 
+from armbench.domains import data_hash
 from armbench.errors import UserError
-from armbench.run.manifest import resume_differences
+from armbench.questions import load_set_file, set_path
+from armbench.run import runner
+from armbench.run.manifest import check_environment, resume_differences
 from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore
-from armbench.types import RunConfig
+from armbench.types import Manifest, RunConfig
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"
 
@@ -58,6 +61,8 @@ async def test_resuming_a_finished_set_runs_nothing(tmp_path, gpu_design):
     [
         ({"model": "scripted/drop-args"}, "model: the run set used 'scripted/oracle', this command 'scripted/drop-args'"),
         ({"runs": 2}, "--runs: the run set has 1 per question, this command 2"),
+        ({"budget": 30}, "--budget: the run set allowed 24 tool calls per episode, this command 30"),
+        ({"arms": ["browsing", "tooled"]}, "--arm: the run set ran tooled, this command browsing, tooled"),
     ],
 )
 async def test_resume_refuses_another_model_or_plan(tmp_path, gpu_design, change, named):
@@ -76,29 +81,76 @@ async def test_resume_refuses_edited_questions(tmp_path, gpu_design, gpu_heldout
     edited = gpu_design.model_copy(update={"questions": gpu_design.questions[:4]})
     with pytest.raises(UserError, match=r"question set gpus/design: hash \w{12} in the run set, \w{12} now"):
         await run_set([edited], config, store, resume=True, show_progress=False)
-    with pytest.raises(UserError, match="question sets: the run set has gpus/design; this command gpus/design, gpus/heldout"):
+    with pytest.raises(UserError, match="--set: the run set ran design, this command design, heldout"):
         await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
 
 
-def test_resume_differences_name_tools_data_and_prompt():
-    stored = {"model": "m", "config": {"runs": 1}, "question_sets": {"d/s": "a" * 64},
-              "tool_manifests": {"tooled/d": "b" * 64}, "data_hash": "c" * 64, "prompt_hash": "d" * 64}
-    current = {**stored, "tool_manifests": {"tooled/d": "e" * 64}, "data_hash": "f" * 64, "prompt_hash": "0"}
-    assert resume_differences(stored, stored) == []
-    assert resume_differences(stored, current) == [
-        f"tool manifest tooled/d: hash {'b' * 12} in the run set, {'e' * 12} now",
-        f"replica data: hash {'c' * 12} in the run set, {'f' * 12} now",
-        "system prompt: it differs from the run set's (was --budget changed?)",
-    ]
-    narrowed = {**stored, "config": {"runs": 1, "questions": ["q1"]}}
-    assert resume_differences(stored, narrowed) == ["--question: the run set ran every question, this command q1"]
-    reordered = {**stored, "config": {"runs": 1, "questions": ["q2", "q1"]}}
-    assert resume_differences({**stored, "config": {"runs": 1, "questions": ["q1", "q2"]}}, reordered) == []
-    recorded_priced = {**stored, "config": {"runs": 1, "record": True, "price_per_million": [1.0, 2.0]}}
-    assert resume_differences(stored, recorded_priced) == [
+async def test_a_refused_resume_starts_nothing_and_names_the_changed_domain(tmp_path, gpu_design, monkeypatch):
+    store = RunSetStore(tmp_path / "set")
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    await run_set([gpu_design], config, store, show_progress=False)
+
+    def started(*_args, **_kwargs):
+        raise AssertionError("the environment was started for a resume that is refused")
+
+    monkeypatch.setattr(runner, "ArmEnvironment", started)
+    monkeypatch.setattr(runner, "open_typed_tools", started)
+    worldbank = load_set_file(set_path("worldbank", "design"))
+    with pytest.raises(UserError) as refused:
+        await run_set([gpu_design, worldbank], config, store, resume=True, show_progress=False)
+    assert str(refused.value).endswith("it differs from this command: "
+                                       "--domain: the run set ran gpus, this command gpus, worldbank")
+
+
+async def test_a_changed_system_prompt_is_refused_once_the_environment_is_up(tmp_path, gpu_design):
+    store = RunSetStore(tmp_path / "set")
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    await run_set([gpu_design], config, store, show_progress=False)
+    store.manifest_path.write_text(json.dumps({**store.manifest(), "prompt_hash": "0" * 64}))
+    with pytest.raises(UserError, match=r"system prompt: it differs from the run set's \(the replicas' addresses"):
+        await run_set([gpu_design], config, store, resume=True, show_progress=False)
+
+
+def stored_manifest(question_sets, config: RunConfig) -> dict:
+    """The parts of a stored manifest that are checked before anything starts."""
+    return {"model": config.model, "config": config.manifest_config(),
+            "question_sets": {qs.key: qs.content_hash() for qs in question_sets},
+            "data_hash": data_hash(qs.domain for qs in question_sets)}
+
+
+def test_resume_differences_name_each_flag_and_the_data(gpu_design):
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    stored = stored_manifest([gpu_design], config)
+    assert resume_differences(stored, [gpu_design], config) == []
+
+    def differences(**change) -> list[str]:
+        return resume_differences(stored, [gpu_design], config.model_copy(update=change))
+
+    assert differences(questions=("q1",)) == ["--question: the run set ran every question, this command q1"]
+    assert differences(record=True, price_per_million=(1.0, 2.0)) == [
         "--record: the run set was not recorded; give the same --record",
         "--price: the run set used None, this command [1.0, 2.0]",
     ]
+    narrowed = {**stored, "config": {**stored["config"], "questions": ["q1", "q2"]}}
+    assert resume_differences(narrowed, [gpu_design], config.model_copy(update={"questions": ("q2", "q1")})) == []
+    rebuilt = {**stored, "data_hash": "c" * 64}
+    assert resume_differences(rebuilt, [gpu_design], config) == [
+        f"replica data: hash {'c' * 12} in the run set, {stored['data_hash'][:12]} now"]
+    older = {**stored, "config": {key: value for key, value in stored["config"].items() if key not in ("arms", "budget")}}
+    assert resume_differences(older, [gpu_design], config.model_copy(update={"budget": 30})) == []
+
+
+def test_environment_differences_name_tools_and_prompt(tmp_path):
+    stored = Manifest(created="then", model="m", config={}, git_commit=None, question_sets={},
+                      tool_manifests={"tooled/d": "b" * 64}, replicas={}, data_hash="c" * 64,
+                      prompt_hash="d" * 64, versions={})
+    check_environment(RunSetStore(tmp_path), stored, stored)
+    current = stored.model_copy(update={"tool_manifests": {"tooled/d": "e" * 64}, "prompt_hash": "0"})
+    with pytest.raises(UserError) as refused:
+        check_environment(RunSetStore(tmp_path), stored, current)
+    assert str(refused.value).split(": ", 1)[1] == (
+        f"tool manifest tooled/d: hash {'b' * 12} in the run set, {'e' * 12} now; system prompt: it differs from "
+        "the run set's (the replicas' addresses, ARMBENCH_REPLICA_PORT_BASE, or the prompt's text changed)")
 
 
 async def test_resume_needs_a_run_set(tmp_path, gpu_design):

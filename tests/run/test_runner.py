@@ -8,6 +8,7 @@ from armbench.analysis.report import summarize, summary_table
 from armbench.analysis.stats import wilson_interval
 from armbench.analysis.tables import to_markdown
 from armbench.errors import UserError
+from armbench.questions import load_set_file, set_path
 from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore, open_run_set
@@ -138,3 +139,19 @@ def test_wilson_interval_always_contains_the_observed_rate(total):
     for successes in (0, total // 2, total):
         low, high = wilson_interval(successes, total)
         assert low <= successes / total <= high
+
+
+async def test_a_questions_prompt_does_not_depend_on_the_rest_of_the_run_set(tmp_path, gpu_design):
+    """One prompt per question: it names only its own domain's replica, alone or beside other domains."""
+    funds = load_set_file(set_path("funds", "design"))
+    seen = {}
+    for name, sets in (("alone", [gpu_design]), ("with-funds", [gpu_design, funds])):
+        store = RunSetStore(tmp_path / name)
+        only = ("gpus-design-01", funds.questions[0].id)
+        await run_set(sets, RunConfig(model="scripted/oracle", arms=["tooled"], questions=only), store,
+                      show_progress=False)
+        record = next(r for r in store.records() if r.question_id == "gpus-design-01")
+        system = json.loads((store.directory / record.transcript_path).read_text().splitlines()[0])["content"]
+        seen[name] = (record.prompt_hash, system)
+    assert seen["alone"] == seen["with-funds"]
+    assert "fund screener" not in seen["with-funds"][1] and "GPU specification database" in seen["alone"][1]

@@ -73,7 +73,8 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
 
 async def test_a_server_that_crashes_mid_run_is_an_infra_error(tmp_path, gpu_design, script_registry):
     register_script("call-crash")(calling("crash"))
-    config = RunConfig(model="scripted/call-crash", arms=["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}")
+    config = RunConfig(model="scripted/call-crash", arms=["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}",
+                       max_infra_errors=5)  # every run an infra error, allowed
     records = (await run_set([gpu_design], config, RunSetStore(tmp_path / "set"), show_progress=False)).records
     assert len(records) == 5
     for record in records:

@@ -15,7 +15,7 @@ from armbench.domains.funds.tools import FundScreener
 from armbench.grading.strict import grade
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
-from armbench.questions import load_set_file, set_path
+from armbench.questions import load_set_file, set_path, with_replica_addresses
 from armbench.replicas.serve import replicas_running
 from armbench.run.agent import run_episode
 from armbench.tools.base import Arm
@@ -24,7 +24,6 @@ from armbench.tools.web_tools import web_tools
 from tests.support.browsing_scripts import run_browsing_script
 from tests.support.loopback import serve
 
-SERVE_PORT = "127.0.0.1:8303"  # where the browsing scripts expect the replica (replicas/serve.py)
 SETS = {name: load_set_file(set_path("funds", name)) for name in ("design", "heldout")}
 QUESTIONS = {q.id: q for question_set in SETS.values() for q in question_set.questions}
 # Questions a reader of page 1 with the site's defaults gets wrong: the answer needs closed
@@ -52,9 +51,9 @@ def is_correct(question, episode) -> bool:
 
 
 @pytest.fixture(scope="module")
-def replica_host():
+def replica_url():
     with serve(create_app()) as url:
-        yield url.removeprefix("http://")
+        yield url
 
 
 def test_set_sizes_and_solutions():
@@ -64,7 +63,7 @@ def test_set_sizes_and_solutions():
         assert "status" in question.solutions["tooled"].calls[0].args  # the oracle never relies on the default
         browsing = question.solutions["browsing"]
         assert [call.tool for call in browsing.calls] == ["python"]
-        assert browsing.answer.source == "stdout" and SERVE_PORT in browsing_code(question)
+        assert browsing.answer.source == "stdout" and "{replica:funds}" in browsing_code(question)
 
 
 def test_the_sets_ask_about_closed_funds_and_the_default_listing():
@@ -75,8 +74,8 @@ def test_the_sets_ask_about_closed_funds_and_the_default_listing():
 
 
 @pytest.mark.parametrize("question", QUESTIONS.values(), ids=lambda q: q.id)
-def test_browsing_script_prints_exactly_the_reference(replica_host, question):
-    printed = run_browsing_script(question, SERVE_PORT, replica_host)
+def test_browsing_script_prints_exactly_the_reference(replica_url, question):
+    printed = run_browsing_script(question, replica_url)
     assert sorted(printed) == sorted(question.answer)  # the reference is a set
 
 
@@ -112,16 +111,16 @@ def page_one_reader(turn: Turn) -> Reply:
         code = browsing_code(question)
         assert "def list_funds(**filters):" in code
         page_one = code.replace("def list_funds(**filters):", PAGE_ONE, 1)
-        return Reply(tool_calls=[ScriptedToolCall("python", {"code": page_one})])
+        return Reply(tool_calls=[ScriptedToolCall("python", with_replica_addresses({"code": page_one}))])
     printed = [line.strip() for line in json.loads(results[-1])["stdout"].splitlines() if line.strip()]
     return Reply(text="ANSWER: " + question.join_answer(printed))
 
 
 @pytest.fixture
 def browsing_arm(replica_env):
-    """The replica on a free port; the sandbox still offers it at 8303, where the scripts look."""
+    """The replica on a free port, which the scripts' `{replica:funds}` resolves to."""
     with replicas_running([FUNDS.replica]) as endpoints:
-        route = ReplicaRoute(port=int(SERVE_PORT.rsplit(":", 1)[1]), socket_path=str(endpoints["funds"].socket_path))
+        route = ReplicaRoute(port=endpoints["funds"].port, socket_path=str(endpoints["funds"].socket_path))
         yield Arm("browsing", web_tools([route]))
 
 

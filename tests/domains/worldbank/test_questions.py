@@ -9,15 +9,14 @@ from armbench.questions import load_set_file, set_path
 from tests.support.browsing_scripts import run_browsing_script
 from tests.support.loopback import serve
 
-SERVE_PORT = "127.0.0.1:8302"  # where the browsing scripts expect the replica (replicas/serve.py)
 SETS = {name: load_set_file(set_path("worldbank", name)) for name in ("design", "heldout")}
 QUESTIONS = [q for question_set in SETS.values() for q in question_set.questions]
 
 
 @pytest.fixture(scope="module")
-def replica_host():
+def replica_url():
     with serve(create_app()) as url:
-        yield url.removeprefix("http://")
+        yield url
 
 
 def test_set_sizes_and_solutions():
@@ -26,7 +25,7 @@ def test_set_sizes_and_solutions():
         browsing = question.solutions["browsing"]
         assert [call.tool for call in browsing.calls] == ["python"]
         assert browsing.answer.source == "stdout"
-        assert SERVE_PORT in browsing.calls[0].args["code"]
+        assert "{replica:worldbank}" in browsing.calls[0].args["code"]
 
 
 def test_the_study_questions_and_their_rules():
@@ -40,6 +39,6 @@ def test_the_study_questions_and_their_rules():
 
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
-def test_browsing_script_prints_exactly_the_reference(replica_host, question):
-    printed = run_browsing_script(question, SERVE_PORT, replica_host)
+def test_browsing_script_prints_exactly_the_reference(replica_url, question):
+    printed = run_browsing_script(question, replica_url)
     assert sorted(printed) == sorted(question.answer)  # the reference is a set
