@@ -78,11 +78,14 @@ def arm_tools(session: LazySession | None, origin: str, web: list[Tool], typed: 
     return [*browser_tools(session, origin), *web, *typed]
 
 
-def resources_prompt(endpoints: dict[str, ReplicaEndpoint]) -> str:
-    """The replica addresses every arm is told about (same words for every arm)."""
-    return "\n".join(
-        f"- {find_domain(domain).title}: {target.base_url}/" for domain, target in sorted(endpoints.items())
-    )
+def resources_prompt(addresses: dict[str, str]) -> str:
+    """The replicas every arm is told about, by domain -> base URL (same words for every arm)."""
+    return "\n".join(f"- {find_domain(domain).title}: {address}/" for domain, address in sorted(addresses.items()))
+
+
+def symbolic(domain: str) -> str:
+    """How a hash names a domain's replica in place of its address: hashes do not depend on ports."""
+    return f"{{replica:{domain}}}"
 
 
 class ArmEnvironment:

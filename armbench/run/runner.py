@@ -20,7 +20,7 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from armbench.arms.environment import ArmEnvironment, resources_prompt
+from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
 from armbench.arms.tool_source import open_typed_tools
 from armbench.models import get_model
 from armbench.models.model import RunCallers
@@ -124,13 +124,16 @@ async def _run_jobs(
     worker_scope: WorkerScope | None,
 ) -> RunSetResult:
     tool_manifests = {
-        tool_key(arm, qs.domain): env.template(arm, qs.domain).manifest_hash()
+        tool_key(arm, qs.domain): env.template(arm, qs.domain).manifest_hash(
+            {env.target(qs.domain).base_url: symbolic(qs.domain)})
         for qs in question_sets
         for arm in config.arms
     }
     # One prompt per question: it names only its own domain's replica, whatever else the set holds.
-    resources = {domain: resources_prompt({domain: target}) for domain, target in env.endpoints.items()}
-    prompt_digests = {domain: prompt_hash(config.budget, text) for domain, text in resources.items()}
+    # Its hash names the replica, not its address, so it is the same on any port base.
+    resources = {domain: resources_prompt({domain: target.base_url}) for domain, target in env.endpoints.items()}
+    prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
+                      for domain in env.endpoints}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation())
     callers = _model_callers(config, jobs, store, manifest)

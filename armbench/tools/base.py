@@ -158,7 +158,11 @@ class Arm:
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self.tools]
 
-    def manifest_hash(self) -> str:
-        """Hash of every tool's name, description and schema: a changed description is a new arm."""
-        payload = json.dumps(self.schemas(), sort_keys=True).encode()
-        return hashlib.sha256(payload).hexdigest()
+    def manifest_hash(self, addresses: dict[str, str] | None = None) -> str:
+        """Hash of every tool's name, description and schema: a changed description is a new arm.
+        `addresses` (live address -> a name for it) are replaced first, so descriptions that show
+        the run's replica hash the same on any port base."""
+        payload = json.dumps(self.schemas(), sort_keys=True)
+        for address, name in (addresses or {}).items():
+            payload = payload.replace(address, name)
+        return hashlib.sha256(payload.encode()).hexdigest()

@@ -1,5 +1,8 @@
 """A whole run set through the runner and store, and the report built from it."""
 import json
+import os
+import shutil
+import tempfile
 
 import polars as pl
 import pytest
@@ -155,3 +158,27 @@ async def test_a_questions_prompt_does_not_depend_on_the_rest_of_the_run_set(tmp
         seen[name] = (record.prompt_hash, system)
     assert seen["alone"] == seen["with-funds"]
     assert "fund screener" not in seen["with-funds"][1] and "GPU specification database" in seen["alone"][1]
+
+
+async def test_prompt_and_tool_hashes_do_not_depend_on_the_port_base(tmp_path, gpu_design, replica_env, monkeypatch,
+                                                                     request):
+    """The prompt and the tools show the live addresses; their hashes name the replica instead."""
+    from armbench.replicas import serve
+    from tests.conftest import free_port
+
+    manifests, prompts = [], []
+    for name in ("first", "second"):
+        sockets = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
+        os.chmod(sockets, 0o755)  # the python sandbox runs as another user
+        request.addfinalizer(lambda path=sockets: shutil.rmtree(path, ignore_errors=True))
+        monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+        monkeypatch.setenv(serve.SOCKET_DIR_ENV, sockets)
+        store = RunSetStore(tmp_path / name)
+        await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled", "browsing"],
+                                              questions=("gpus-design-01",)), store, show_progress=False)
+        manifests.append(store.manifest())
+        record = store.records()[0]
+        prompts.append(json.loads((store.directory / record.transcript_path).read_text().splitlines()[0])["content"])
+    assert manifests[0]["replicas"] != manifests[1]["replicas"] and prompts[0] != prompts[1]
+    assert manifests[0]["prompt_hash"] == manifests[1]["prompt_hash"]
+    assert manifests[0]["tool_manifests"] == manifests[1]["tool_manifests"]
