@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -152,6 +153,15 @@ def bench_here(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
         main()
     captured = capsys.readouterr()
     return exit_.value.code, captured.out, captured.err
+
+
+def test_a_run_set_written_before_the_re_house_still_reports(tmp_path, monkeypatch, capsys):
+    older = tmp_path / "older"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "run_set_2026_11_30", older)
+    code, out, err = bench_here(monkeypatch, capsys, "report", str(older))
+    assert code in (0, None) and "gpus" in out and "Traceback" not in err, err
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(older), "--json")
+    assert code in (0, None) and json.loads(out)["rows"]
 
 
 def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, monkeypatch, capsys):

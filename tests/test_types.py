@@ -7,7 +7,7 @@ from armbench.paths import ROOT
 from armbench.types import ErrorKind, Manifest, MissReason, Outcome, RunConfig, RunRecord, StopReason, Term
 from tests.support.run_sets import make_manifest, make_record
 
-RECORDING = ROOT / "results/recordings/local-qwen2.5-coder-0.5b-gpus"
+OLDER_RUN_SET = ROOT / "tests/fixtures/run_set_2026_11_30"  # written before later settings existed
 
 
 @pytest.mark.parametrize("term", [*StopReason, *ErrorKind, *Outcome, *MissReason], ids=str)
@@ -37,8 +37,8 @@ def test_the_manifest_config_is_the_run_config_without_model_or_credentials():
 
 
 def test_an_older_manifest_reads_and_its_config_gains_only_newer_settings_at_their_defaults():
-    """Settings added since a run set was made (the committed recording's) read as their defaults."""
-    stored = json.loads((RECORDING / "manifest.json").read_text())
+    """Settings added since a run set was made read as their defaults."""
+    stored = json.loads((OLDER_RUN_SET / "manifest.json").read_text())
     manifest = Manifest.model_validate(stored)
     config = RunConfig(model=manifest.model, **manifest.config)
     today = config.manifest_config()
@@ -51,7 +51,7 @@ def test_an_older_manifest_reads_and_its_config_gains_only_newer_settings_at_the
 
 
 def test_a_record_written_before_the_move_loads_and_writes_back_byte_for_byte():
-    lines = (RECORDING / "runs.jsonl").read_text().splitlines()
+    lines = (OLDER_RUN_SET / "runs.jsonl").read_text().splitlines()
     for line in lines:
         record = RunRecord.model_validate_json(line)
         assert isinstance(record.stop_reason, StopReason) and isinstance(record.outcome, Outcome)

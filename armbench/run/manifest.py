@@ -101,11 +101,10 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
 
 def check_environment(store: RunSetStore, stored: Manifest, current: Manifest) -> None:
     """Refuse the resume on what only the started environment knows: each arm's tools and the system
-    prompt. The prompt holds the budget, checked before start, and the replicas' addresses."""
+    prompt (their hashes name replicas, not addresses, so a moved port base is no difference)."""
     problems = _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
     if stored.prompt_hash != current.prompt_hash:
-        problems.append("system prompt: it differs from the run set's (the replicas' addresses, "
-                        "ARMBENCH_REPLICA_PORT_BASE, or the prompt's text changed)")
+        problems.append("system prompt: its text differs from the run set's (made by another armbench version)")
     _refuse_differences(store, problems)
 
 

@@ -107,7 +107,7 @@ async def test_a_changed_system_prompt_is_refused_once_the_environment_is_up(tmp
     config = RunConfig(model="scripted/oracle", arms=["tooled"])
     await run_set([gpu_design], config, store, show_progress=False)
     store.manifest_path.write_text(json.dumps({**store.manifest(), "prompt_hash": "0" * 64}))
-    with pytest.raises(UserError, match=r"system prompt: it differs from the run set's \(the replicas' addresses"):
+    with pytest.raises(UserError, match=r"system prompt: its text differs from the run set's"):
         await run_set([gpu_design], config, store, resume=True, show_progress=False)
 
 
@@ -149,8 +149,8 @@ def test_environment_differences_name_tools_and_prompt(tmp_path):
     with pytest.raises(UserError) as refused:
         check_environment(RunSetStore(tmp_path), stored, current)
     assert str(refused.value).split(": ", 1)[1] == (
-        f"tool manifest tooled/d: hash {'b' * 12} in the run set, {'e' * 12} now; system prompt: it differs from "
-        "the run set's (the replicas' addresses, ARMBENCH_REPLICA_PORT_BASE, or the prompt's text changed)")
+        f"tool manifest tooled/d: hash {'b' * 12} in the run set, {'e' * 12} now; system prompt: its text differs "
+        "from the run set's (made by another armbench version)")
 
 
 async def test_resume_needs_a_run_set(tmp_path, gpu_design):
