@@ -6,6 +6,7 @@ tool's description is rendered from its own limits and origins, so it is exact p
 """
 from __future__ import annotations
 
+import asyncio
 import codecs
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -53,7 +54,8 @@ Example: {{"url": "{example}/", "offset": 0}}
 """
 
 MAX_REDIRECTS = 5
-FETCH_TIMEOUT_S = 10.0
+FETCH_TIMEOUT_S = 10.0  # per read: a server that goes quiet
+CALL_DEADLINE_S = 30.0  # per call: a body that trickles in, redirects included
 BODY_CHARS = 20_000
 MAX_FETCH_BYTES = 10_000_000
 TEXT_MARKERS = ("text/", "json", "xml", "javascript", "csv")
@@ -123,7 +125,8 @@ class HttpGetTool(Tool):
     name = "http_get"
     Args = HttpGetArgs
 
-    def __init__(self, origins: Iterable[str]):
+    def __init__(self, origins: Iterable[str], deadline_s: float = CALL_DEADLINE_S):
+        self.deadline_s = deadline_s
         self.origins = [origin.rstrip("/") for origin in origins]
         self.allowed = {origin_of(httpx.URL(origin)) for origin in self.origins}
         self.description = HTTP_GET_DESCRIPTION.format(
@@ -134,6 +137,13 @@ class HttpGetTool(Tool):
         )
 
     async def run(self, args: HttpGetArgs) -> dict[str, Any]:
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                return await self.fetch(args)
+        except TimeoutError:
+            raise ToolError("timeout", f"{args.url}: no complete answer within {self.deadline_s:g} s") from None
+
+    async def fetch(self, args: HttpGetArgs) -> dict[str, Any]:
         url = self.checked(args.url, "origin_not_allowed")
         async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_S, trust_env=False) as client:
             for _ in range(MAX_REDIRECTS + 1):

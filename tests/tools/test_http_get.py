@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -27,6 +28,16 @@ class Site(BaseHTTPRequestHandler):
             "/big": ("text/plain", BIG_BODY.encode()),
             "/image": ("image/png", b"\x89PNG\r\n\x1a\n" + bytes(200)),
         }
+        if self.path == "/trickle":  # a byte a second: every read is quick, the body never ends in time
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "60")
+            self.end_headers()
+            for _ in range(60):
+                self.wfile.write(b".")
+                self.wfile.flush()
+                time.sleep(1)
+            return None
         if self.path not in pages:
             return self.reply(404, "text/plain", b"no such page")
         self.reply(200, *pages[self.path])
@@ -144,3 +155,12 @@ async def test_error_statuses_and_binary_bodies_come_back_as_results(tool, origi
 def test_the_description_names_the_allowed_origins(tool, origins):
     assert f"Allowed origins: {origins[0]}." in tool.description
     assert f'{{"url": "{origins[0]}/", "offset": 0}}' in tool.description
+
+
+async def test_a_body_that_trickles_in_ends_at_the_call_deadline(origins):
+    tool = HttpGetTool([origins[0]], deadline_s=2)
+    started = time.monotonic()
+    outcome = await tool.invoke({"url": f"{origins[0]}/trickle"})
+    assert outcome.is_error and outcome.result["error"]["type"] == "timeout"
+    assert "no complete answer within 2 s" in outcome.result["error"]["message"]
+    assert time.monotonic() - started < 3

@@ -110,9 +110,18 @@ class ListQuery:
         if order not in ("asc", "desc"):
             raise BadQuery(f"Unknown order {order!r}: use asc or desc.")
         page = params.get("page", "").strip() or "1"
-        if not page.isdigit() or int(page) < 1:
-            raise BadQuery(f"Page must be a whole number from 1; got {page!r}.")
-        return {"sort": sort, "order": order, "page": int(page)}
+        number = whole_number(page)
+        if number is None or number < 1:
+            raise BadQuery(f"Page must be a whole number from 1; got {page[:40]!r}.")
+        return {"sort": sort, "order": order, "page": number}
+
+
+def whole_number(text: str, max_digits: int = 9) -> int | None:
+    """`text` as a whole number if it is ASCII digits, at most `max_digits` of them; else None.
+    (`str.isdigit` accepts "²", which `int` rejects, and `int` refuses over 4,300 digits.)"""
+    if text.isascii() and text.isdigit() and len(text) <= max_digits:
+        return int(text)
+    return None
 
 
 def ordered_rows(frame: pl.DataFrame, query: ListQuery, tie: str, hidden: str | None = None) -> list[int]:

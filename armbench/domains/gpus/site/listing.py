@@ -12,7 +12,7 @@ import polars as pl
 
 from armbench.domains.gpus.site.catalog import Catalog
 from armbench.domains.gpus.site.fields import COLUMNS
-from armbench.replicas.web.listing import BadQuery, ListQuery, choice, ordered_rows
+from armbench.replicas.web.listing import BadQuery, ListQuery, choice, ordered_rows, whole_number
 
 
 @dataclass(frozen=True)
@@ -31,15 +31,15 @@ class GpuQuery(ListQuery):
 
 def parse_query(params: Mapping[str, str], catalog: Catalog) -> GpuQuery:
     year = params.get("year", "").strip()
-    if year and (not year.isdigit() or int(year) not in catalog.years):
+    if year and whole_number(year) not in catalog.years:
         raise BadQuery(
-            f"Unknown release year {year!r}. Choose a year from the list: GPUs in this database "
+            f"Unknown release year {year[:40]!r}. Choose a year from the list: GPUs in this database "
             f"were released from {catalog.years[-1]} to {catalog.years[0]}."
         )
     all_generations = [g for _, generations in catalog.generations for g in generations]
     return GpuQuery(
         manufacturer=choice(params, "manufacturer", "manufacturer", catalog.manufacturers),
-        year=int(year) if year else None,
+        year=whole_number(year) if year else None,
         generation=choice(params, "generation", "generation", all_generations),
         memory_type=choice(params, "memory_type", "memory type", catalog.memory_types),
         q=params.get("q", "").strip(),

@@ -15,6 +15,7 @@ from armbench.domains.worldbank.api.catalog import SOURCE_ID
 DEFAULT_PER_PAGE = 50
 # The largest page the replica serves; the R client `worldbank` asks for 32500 rows at a time.
 MAX_PER_PAGE = 32_500
+MAX_DIGITS = 9  # a longer number is no page, count or year; int() refuses over 4,300 digits anyway
 DATE_PATTERN = re.compile(r"(\d{4})(?::(\d{4}))?")
 
 
@@ -50,7 +51,7 @@ def positive_int(raw: str | None, default: int | None) -> int | None:
     if raw is None or raw == "":
         return default
     text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS or int(text) < 1:
         raise ApiError("invalid")
     return int(text)
 
