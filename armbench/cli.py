@@ -38,6 +38,8 @@ ALL = "all"
 
 def expand(value: str, choices: list[str], what: str) -> list[str]:
     names = choices if value == ALL else [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise UserError(f"--{what} is empty; choose from: {', '.join(choices)}, all")
     unknown = [name for name in names if name not in choices]
     if unknown:
         raise UserError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from: {', '.join(choices)}, all")
@@ -61,8 +63,8 @@ def parse_price(value: str | None) -> tuple[float, float] | None:
 
 
 def positive(value: float | None, flag: str) -> None:
-    if value is not None and value <= 0:
-        raise UserError(f"{flag} must be more than 0 (got {value:g})")
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UserError(f"{flag} must be a number more than 0 (got {value:g})")
 
 
 # Options shared by `run` and `doctor`.

@@ -75,7 +75,8 @@ print(code, round(time.perf_counter() - start, 3), [m for m in {HEAVY!r} if m in
 
 @pytest.mark.parametrize(("flags", "lines"), [
     (("--set", "nosuch"), 1), (("--arm", "typo"), 1), (("--domain", "nosuch"), 1), (("--price", "x"), 1),
-    (("--request-timeout", "-1"), 1),
+    (("--request-timeout", "-1"), 1), (("--request-timeout", "nan"), 1), (("--max-cost", "nan"), 1),
+    (("--max-cost", "inf"), 1), (("--domain", ""), 1), (("--set", " "), 1), (("--arm", ","), 1),
     (("--runs", "0"), 5),  # typer's own range check: usage, hint and the message in a box
 ])
 def test_a_bad_run_flag_is_refused_in_under_a_second_before_anything_heavy_loads(flags, lines):
@@ -244,7 +245,7 @@ def test_a_cost_cap_needs_a_priced_model(cli, monkeypatch):
     "flags, message",
     [
         (["--provider-order", "A"], "not an openrouter/ model"),
-        (["--run-timeout", "0"], "--run-timeout must be more than 0"),
+        (["--run-timeout", "0"], "--run-timeout must be a number more than 0"),
         (["--model", "scripted/oracle+faults=1.5"], "bad scripted-model option 'faults=1.5'"),
     ],
 )
