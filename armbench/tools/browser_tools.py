@@ -15,9 +15,9 @@ from armbench.tools.browser import BrowserSession, PageView
 
 MAX_SNAPSHOT_CHARS = 12_000
 MAX_TITLE_CHARS = 300
-# The origin the description examples show by default; each tool shows its run's replica instead
-# (a replay on another port base compares descriptions with the address moved).
-EXAMPLE_ORIGIN = "http://127.0.0.1:8301"
+# Where the description examples show the replica: each tool fills in its run's replica address, so
+# no port is written here and the examples follow the port base.
+EXAMPLE_ORIGIN = "http://127.0.0.1:<port>"
 
 RESULT = f"""\
 Result: {{"url", "title", "snapshot"}}: the page afterwards. The snapshot is the page's \
