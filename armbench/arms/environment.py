@@ -116,8 +116,10 @@ class ArmEnvironment:
         return self._web[domain]
 
     def sandbox_isolation(self) -> str:
-        """How the python tool is isolated on this machine: bwrap, or the weaker fallback."""
-        return next(tool.isolation for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
+        """How the python tool is isolated on this machine: bwrap or the weaker fallback, and how
+        one call's processes are capped together."""
+        python = next(tool for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
+        return f"{python.isolation}; {python.call_caps}"
 
     def typed(self, name: str, domain: str) -> list[OfferedTool]:
         return self.typed_tools(domain) if ARMS[name].typed_tools else []

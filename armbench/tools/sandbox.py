@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from armbench.errors import UserError
+from armbench.tools.cgroups import CallCgroup, cgroup_problem
 
 BWRAP = "bwrap+netns"
 FALLBACK = "fallback"
@@ -52,6 +53,9 @@ SOCKET_DIR = "/run/replicas"
 DRAIN_S = 2.0  # how long to wait for output after the sandbox's main process is gone
 PROBE_TIMEOUT_S = 20.0
 READ_CHUNK = 65_536
+# Without cgroups, the call's memory is bounded by NPROC x AS: at most this many processes and
+# threads, each with memory_bytes / this much address space, so the worst case stays memory_bytes.
+RLIMIT_ONLY_PROCESSES = 8
 
 # The sandbox's main program (`python -c`): start the forwarders, then run the agent's code
 # (read from stdin) as a script named main.py, with tracebacks free of this wrapper.
@@ -143,8 +147,9 @@ class SandboxResult:
     stdout_truncated: bool
     stderr_truncated: bool
     duration_s: float
-    killed_reason: str | None  # "wall_timeout", "cpu_limit", "signal SIGKILL", ...
+    killed_reason: str | None  # "wall_timeout", "cpu_limit", "memory_limit", "signal SIGKILL", ...
     isolation: str  # BWRAP or FALLBACK
+    call_caps: str  # how the call's processes are capped together: call_caps()
 
 
 class SandboxUnavailable(UserError):
@@ -169,6 +174,19 @@ def isolation_mode(config: SandboxConfig) -> str:
     )
 
 
+def call_caps(config: SandboxConfig) -> str:
+    """How one call's processes are capped together: a cgroup leaf, or rlimits sized to the cap."""
+    if cgroup_problem() is None:
+        return f"cgroup per call ({config.memory_bytes >> 20} MiB, {config.processes} processes)"
+    processes, address_space = rlimit_only_caps(config)
+    return f"rlimits only ({processes} processes x {address_space >> 20} MiB)"
+
+
+def rlimit_only_caps(config: SandboxConfig) -> tuple[int, int]:
+    processes = min(config.processes, RLIMIT_ONLY_PROCESSES)
+    return processes, config.memory_bytes // processes
+
+
 @functools.cache
 def bwrap_problem(interpreter: str) -> str | None:
     """Why bwrap mode cannot run (None if it can), found by running `pass` in a sandbox."""
@@ -176,7 +194,7 @@ def bwrap_problem(interpreter: str) -> str | None:
         return "bwrap is not installed"
     try:
         probe = subprocess.run(
-            bwrap_command(SandboxConfig(interpreter=interpreter), random_uid()),
+            bwrap_command(SandboxConfig(interpreter=interpreter), random_uid(), capped=False),
             input=b"pass",
             capture_output=True,
             env=sandbox_env(WORK_DIR),
@@ -192,29 +210,41 @@ def bwrap_problem(interpreter: str) -> str | None:
 async def run_python(code: str, config: SandboxConfig) -> SandboxResult:
     isolation = isolation_mode(config)
     uid = random_uid()
-    if isolation == BWRAP:
-        return await execute(bwrap_command(config, uid), code, config, None, isolation)
-    workdir = tempfile.mkdtemp(prefix="armbench-sandbox-")
+    leaf = CallCgroup.make(config.memory_bytes, config.processes) if cgroup_problem() is None else None
+    workdir = None if isolation == BWRAP else tempfile.mkdtemp(prefix="armbench-sandbox-")
     try:
-        if os.geteuid() == 0:
-            os.chown(workdir, uid, uid)
-        return await execute(fallback_command(config, uid), code, config, workdir, isolation)
+        if workdir is None:
+            command = bwrap_command(config, uid, capped=leaf is not None)
+        else:
+            if os.geteuid() == 0:
+                os.chown(workdir, uid, uid)
+            command = fallback_command(config, uid, capped=leaf is not None)
+        return await execute(
+            (leaf.enter() if leaf else []) + command, code, config, workdir, isolation, leaf
+        )
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if leaf is not None:  # also kills what escaped the process group (fallback's setsid)
+            leaf.remove()
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def random_uid() -> int:
     return random.choice(SANDBOX_UIDS)
 
 
-def limited(config: SandboxConfig, uid: int) -> list[str]:
-    """prlimit, then (if we are root) setpriv to `uid`: the prefix of both modes' commands."""
+def limited(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
+    """prlimit, then (if we are root) setpriv to `uid`: the prefix of both modes' commands.
+    `capped`: a cgroup caps the call as a whole; otherwise the rlimits shrink to bound it."""
+    processes, address_space = (
+        (config.processes, config.memory_bytes) if capped else rlimit_only_caps(config)
+    )
     command = [
         "prlimit",
         f"--cpu={config.cpu_s}:{config.cpu_s + 1}",  # SIGXCPU, then SIGKILL a second later
-        f"--as={config.memory_bytes}",
+        f"--as={address_space}",
         f"--fsize={config.file_size_bytes}",
-        f"--nproc={config.processes}",
+        f"--nproc={processes}",
         f"--nofile={config.open_files}",
         "--core=0",
         "--",
@@ -228,7 +258,7 @@ def python_command(config: SandboxConfig, routes: list[str]) -> list[str]:
     return [config.interpreter, "-I", "-u", "-c", BOOTSTRAP, *routes]
 
 
-def bwrap_command(config: SandboxConfig, uid: int) -> list[str]:
+def bwrap_command(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
     command = [
         "bwrap",
         "--unshare-all",
@@ -259,7 +289,7 @@ def bwrap_command(config: SandboxConfig, uid: int) -> list[str]:
             command += ["--ro-bind-try", replica.socket_path, inside]
         routes.append(f"{replica.port}={inside}")
     command += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK_DIR, "--"]
-    return limited(config, uid) + command + python_command(config, routes)
+    return limited(config, uid, capped) + command + python_command(config, routes)
 
 
 def check_socket(path: str) -> None:
@@ -278,8 +308,8 @@ def check_socket(path: str) -> None:
         )
 
 
-def fallback_command(config: SandboxConfig, uid: int) -> list[str]:
-    return limited(config, uid) + python_command(config, [])
+def fallback_command(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
+    return limited(config, uid, capped) + python_command(config, [])
 
 
 def sandbox_env(home: str) -> dict[str, str]:
@@ -327,7 +357,12 @@ async def feed_stdin(stdin: asyncio.StreamWriter, code: str) -> None:
 
 
 async def execute(
-    command: list[str], code: str, config: SandboxConfig, cwd: str | None, isolation: str
+    command: list[str],
+    code: str,
+    config: SandboxConfig,
+    cwd: str | None,
+    isolation: str,
+    leaf: CallCgroup | None,
 ) -> SandboxResult:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -360,6 +395,12 @@ async def execute(
         for task in (*lingering, writer):
             task.cancel()
     exit_code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+    if timed_out:
+        killed_reason = "wall_timeout"
+    elif leaf is not None and leaf.memory_kills():
+        killed_reason = "memory_limit"
+    else:
+        killed_reason = signal_reason(exit_code)
     return SandboxResult(
         stdout=out.text(),
         stderr=err.text(),
@@ -368,8 +409,9 @@ async def execute(
         stdout_truncated=out.dropped > 0,
         stderr_truncated=err.dropped > 0,
         duration_s=time.perf_counter() - start,
-        killed_reason="wall_timeout" if timed_out else signal_reason(exit_code),
+        killed_reason=killed_reason,
         isolation=isolation,
+        call_caps=call_caps(config),
     )
 
 

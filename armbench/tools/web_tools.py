@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from armbench.tools.base import Tool, ToolError
 from armbench.tools.browser_tools import EXAMPLE_ORIGIN
-from armbench.tools.sandbox import ReplicaRoute, SandboxConfig, isolation_mode, run_python
+from armbench.tools.sandbox import ReplicaRoute, SandboxConfig, call_caps, isolation_mode, run_python
 
 PYTHON_DESCRIPTION = """\
 Run a Python 3 script in a fresh, isolated sandbox and get what it prints. Every call is a new \
@@ -74,6 +74,7 @@ class PythonTool(Tool):
     def __init__(self, routes: Sequence[ReplicaRoute] = (), config: SandboxConfig | None = None):
         self.config = (config or SandboxConfig()).model_copy(update={"replicas": list(routes)})
         self.isolation = isolation_mode(self.config)  # refuses now, not in the middle of a run
+        self.call_caps = call_caps(self.config)
         c = self.config
         self.description = PYTHON_DESCRIPTION.format(
             wall=c.wall_timeout_s,
@@ -102,6 +103,11 @@ class PythonTool(Tool):
             )
         elif ran.killed_reason == "cpu_limit":
             notices.append(f"killed at the {self.config.cpu_s} s CPU limit")
+        elif ran.killed_reason == "memory_limit":
+            notices.append(
+                f"a process was killed at the {self.config.memory_bytes >> 20} MiB memory limit, "
+                "which all of a call's processes and files share; use less memory per call"
+            )
         elif ran.killed_reason:
             notices.append(f"killed by {ran.killed_reason.removeprefix('signal ')}")
         if ran.stdout_truncated or ran.stderr_truncated:

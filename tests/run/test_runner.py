@@ -46,7 +46,8 @@ async def test_manifest_names_model_commit_and_hashes(oracle_run):
     assert set(manifest["question_sets"]) == {"gpus/design", "gpus/heldout"}
     assert set(manifest["tool_manifests"]) == {"tooled/gpus"}
     assert manifest["data_hash"] == records[0].data_hash
-    assert manifest["sandbox_isolation"] == BWRAP  # this machine and CI have bubblewrap
+    # This machine and CI have bubblewrap and, as root, cgroups.
+    assert manifest["sandbox_isolation"] == f"{BWRAP}; cgroup per call (1024 MiB, 64 processes)"
     assert manifest["tool_manifests"]["tooled/gpus"] == records[0].tool_manifest_hash
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from armbench.tools import sandbox
+from armbench.tools import cgroups, sandbox
 from armbench.tools.sandbox import (
     BWRAP,
     FALLBACK,
@@ -35,6 +35,8 @@ from armbench.tools.web_tools import PythonTool, web_tools
 PROJECT_FILE = Path(__file__).resolve().parents[2] / "pyproject.toml"
 BWRAP_PROBLEM = sandbox.bwrap_problem(SandboxConfig().interpreter)
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"no bwrap: {BWRAP_PROBLEM}")
+CGROUP_PROBLEM = cgroups.cgroup_problem()
+needs_cgroups = pytest.mark.skipif(CGROUP_PROBLEM is not None, reason=f"no cgroups: {CGROUP_PROBLEM}")
 
 
 class Hello(BaseHTTPRequestHandler):
@@ -290,6 +292,72 @@ async def test_memory_bomb_fails_with_memory_error():
     assert result.exit_code == 1 and "MemoryError" in result.stderr
 
 
+FORKED_MEMORY_BOMB = """
+import os
+children = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            block = b"x" * (700 << 20)  # written, so resident, unlike a bare bytearray
+            print("holding 700 MiB", flush=True)
+            os.read(os.open("/dev/null", os.O_RDONLY), 1)  # stay until killed
+        except MemoryError:
+            print("MemoryError", flush=True)
+        os._exit(0)
+    children.append(pid)
+print(sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children))
+"""
+
+
+def mem_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) << 10
+    raise AssertionError("no MemAvailable in /proc/meminfo")
+
+
+async def peak_host_use(coroutine):
+    """Run `coroutine` while sampling MemAvailable: its result and the host memory it took at most."""
+    before = lowest = mem_available()
+    task = asyncio.ensure_future(coroutine)
+    while not task.done():
+        lowest = min(lowest, mem_available())
+        await asyncio.sleep(0.005)
+    return await task, before - lowest
+
+
+@needs_bwrap
+@needs_cgroups
+async def test_forked_memory_bomb_stops_at_the_calls_memory_cap():
+    cap = 1 << 30
+    result, took = await peak_host_use(run_python(FORKED_MEMORY_BOMB, config(memory_bytes=cap)))
+    assert took <= cap * 1.1, f"host lost {took >> 20} MiB to a call capped at {cap >> 20} MiB"
+    assert result.killed_reason == "memory_limit", result
+    assert result.stdout.count("holding 700 MiB") <= 1  # the second 700 MiB does not fit
+    assert "-9" in result.stdout.splitlines()[-1]  # children were killed by the kernel, not refused
+    assert result.call_caps.startswith("cgroup per call")
+    assert not any(path.name.startswith("armbench-") for h in cgroups.find_hierarchies() for path in h.own.iterdir())
+
+
+@needs_bwrap
+@needs_cgroups
+async def test_python_tool_says_the_memory_cap_killed_a_process(replica):
+    tool = PythonTool([replica], config(memory_bytes=512 << 20))
+    outcome = await tool.invoke({"code": FORKED_MEMORY_BOMB.replace("700", "300")})
+    assert "killed at the 512 MiB memory limit" in outcome.result["notice"], outcome.result
+
+
+@needs_bwrap
+async def test_without_cgroups_rlimits_shrink_to_keep_the_call_under_its_cap(monkeypatch):
+    monkeypatch.setattr(sandbox, "cgroup_problem", lambda: "no cgroups here")
+    cap = 1 << 30
+    result, took = await peak_host_use(run_python(FORKED_MEMORY_BOMB, config(memory_bytes=cap)))
+    assert result.call_caps == "rlimits only (8 processes x 128 MiB)"
+    assert result.stdout.count("MemoryError") == 4, result  # 700 MiB exceeds each process's share
+    assert took <= cap * 1.1
+
+
 @needs_bwrap
 async def test_cpu_loop_is_killed_by_the_cpu_limit():
     result = await run_python("while True:\n    pass", config(cpu_s=1))
@@ -396,6 +464,25 @@ def test_without_bwrap_the_sandbox_refuses_unless_fallback_is_allowed(monkeypatc
     with pytest.raises(SandboxUnavailable, match="no user namespaces"):
         PythonTool()
     assert PythonTool(config=config(allow_fallback=True)).isolation == FALLBACK
+
+
+@needs_cgroups
+async def test_fallback_kills_processes_that_left_the_process_group(monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda interpreter: "no user namespaces")
+    code = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nprint(os.getuid())"
+    result = await run_python(code, config(allow_fallback=True, wall_timeout_s=2.0))
+    uid = result.stdout.strip()  # the child holds the output pipes: the call ends at its timeout
+    assert uid.isdigit()
+    assert [p for p in Path("/proc").iterdir() if p.name.isdigit() and is_live(p, uid)] == []
+
+
+def is_live(process: Path, uid: str) -> bool:
+    """A process of `uid` that is not a zombie (a dead one, waiting for pid 1 to reap it)."""
+    try:
+        status = dict(line.split(":", 1) for line in (process / "status").read_text().splitlines())
+    except OSError:
+        return False
+    return status["Uid"].split()[0] == uid and not status["State"].strip().startswith("Z")
 
 
 async def test_fallback_keeps_rlimits_clean_env_and_removes_its_dir(monkeypatch, replica):
