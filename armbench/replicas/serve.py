@@ -9,7 +9,8 @@ This kit knows replicas, not domains: `armbench.domains` says which replicas exi
 - `serve_forever(replicas)`: serve in the foreground (`bench replicas serve`).
 - `ensure_replicas(replicas)`: reuse the replicas that already answer with this checkout's data,
   start the others in one background process (`python -m armbench.replicas.serve`), stopped at
-  interpreter exit.
+  interpreter exit. It also stops when its parent dies any other way (kill -9): it watches a pipe
+  whose only writer is the parent, and the kernel closes that at the parent's death.
 - `with replicas_running(replicas) as endpoints:` the same, stopping what it started on exit.
 Both block while a server starts (about 2 s); from async code use `asyncio.to_thread`.
 """
@@ -42,6 +43,7 @@ HOST = "127.0.0.1"
 START_TIMEOUT_S = 20.0
 PROBE_TIMEOUT_S = 2.0
 MAX_OFFSET = 99  # port base + offset must stay a port number for every offset a domain may take
+PARENT_PIPES: dict[int, int] = {}  # server pid -> the write end of the pipe it watches (launch)
 
 
 @dataclass(frozen=True)
@@ -127,12 +129,15 @@ def load_app(replica: Replica) -> Any:
     return load_reference(replica.app)()
 
 
-async def serve(replicas: list[Replica]) -> None:
+async def serve(replicas: list[Replica], parent_pipe: int | None = None) -> None:
+    """Serve until cancelled or, given `parent_pipe` (a pipe's read end), until its writer is gone."""
     import uvicorn  # only the serving process needs it: naming a domain stays a light import
 
     targets = [endpoint(replica) for replica in replicas]
     listeners = [bind(target) for target in targets]  # before loading any data: fail fast
     servers = [uvicorn.Server(uvicorn.Config(load_app(replica), log_level="warning")) for replica in replicas]
+    if parent_pipe is not None:
+        asyncio.get_running_loop().add_reader(parent_pipe, stop_servers, servers)
     try:
         await asyncio.gather(*(server.serve(sockets=sockets) for server, sockets in zip(servers, listeners)))
     finally:
@@ -140,13 +145,19 @@ async def serve(replicas: list[Replica]) -> None:
             target.socket_path.unlink(missing_ok=True)
 
 
-def serve_forever(replicas: list[Replica]) -> None:
-    """Serve `replicas` in the foreground until Ctrl-C or SIGTERM."""
+def stop_servers(servers: list[Any]) -> None:
+    """The parent is gone (its end of the pipe closed): stop now, without waiting for clients."""
+    for server in servers:
+        server.should_exit = server.force_exit = True
+
+
+def serve_forever(replicas: list[Replica], parent_pipe: int | None = None) -> None:
+    """Serve `replicas` in the foreground until Ctrl-C or SIGTERM (or the parent's death)."""
     # uvicorn re-raises the signal it stopped on; this makes SIGTERM unwind like Ctrl-C does,
     # so `serve` still removes its socket files.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        asyncio.run(serve(replicas))
+        asyncio.run(serve(replicas, parent_pipe))
     except KeyboardInterrupt:
         pass
     finally:
@@ -205,10 +216,21 @@ def check_reusable(replica: Replica) -> bool:
 def launch(replicas: list[Replica]) -> tuple[subprocess.Popen[bytes], Path]:
     log_path = socket_dir() / f"{'+'.join(r.name for r in replicas)}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "armbench.replicas.serve",
+    # The write end stays open in this process alone (pipes are not inherited by other children),
+    # so the server sees end-of-file exactly when this process dies or stops it.
+    watched, writer = os.pipe()
+    command = [sys.executable, "-m", "armbench.replicas.serve", "--parent-pipe", str(watched),
                *(arg for replica in replicas for arg in ("--replica", replica.argument()))]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, pass_fds=(watched,))
+    except BaseException:
+        os.close(writer)
+        raise
+    finally:
+        os.close(watched)
+    PARENT_PIPES[process.pid] = writer
     return process, log_path
 
 
@@ -233,6 +255,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    writer = PARENT_PIPES.pop(process.pid, None)
+    if writer is not None:
+        os.close(writer)
 
 
 def start_missing(replicas: Iterable[Replica]) -> tuple[dict[str, ReplicaEndpoint], subprocess.Popen[bytes] | None]:
@@ -275,11 +300,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m armbench.replicas.serve", description=__doc__.splitlines()[0])
     parser.add_argument("--replica", action="append", required=True, type=Replica.from_argument,
                         help="NAME=OFFSET=MODULE:FACTORY (repeatable)")
-    replicas = parser.parse_args(argv).replica
+    parser.add_argument("--parent-pipe", type=int, help="a pipe's read end: stop when its writer is gone")
+    arguments = parser.parse_args(argv)
     try:
-        for target in map(endpoint, replicas):
+        for target in map(endpoint, arguments.replica):
             print(f"{target.domain}: {target.base_url} and unix:{target.socket_path}", flush=True)
-        serve_forever(replicas)
+        serve_forever(arguments.replica, arguments.parent_pipe)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -196,6 +196,19 @@ def own_cgroups() -> dict[str, str]:
     return paths
 
 
+def remove_stale_leaves() -> None:
+    """Leaves of harnesses that died (kill -9) before removing them: empty now, so rmdir works."""
+    hierarchies = find_hierarchies()
+    for hierarchy in () if isinstance(hierarchies, str) else hierarchies:
+        for leaf in hierarchy.own.glob("armbench-*-*"):
+            pid = leaf.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                try:
+                    leaf.rmdir()
+                except OSError:
+                    pass  # still holds a process: left alone
+
+
 @functools.cache
 def cgroup_problem() -> str | None:
     """Why per-call cgroups cannot work here (None if they can), found by making one leaf."""
@@ -203,4 +216,5 @@ def cgroup_problem() -> str | None:
         CallCgroup.make(64 << 20, 8).remove()
     except OSError as error:
         return str(error)
+    remove_stale_leaves()
     return None

@@ -171,31 +171,90 @@ async def test_a_torn_last_line_is_dropped_before_new_records(tmp_path, gpu_desi
     assert len(run_ids) == len(set(run_ids)) == 10
 
 
-def test_kill_9_mid_set_then_resume(tmp_path):
-    """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished."""
-    out = tmp_path / "killed"
-    command = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle+latency=0.3",
-               "--arm", "tooled", "--set", "design", "--domain", "gpus", "--runs", "2",
-               "--concurrency", "2", "--quiet"]
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    process = subprocess.Popen([*command, "--out", str(out)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+SLOW_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle+latency=0.3",
+            "--arm", "tooled", "--set", "design", "--domain", "gpus", "--runs", "2", "--concurrency", "2",
+            "--quiet"]
+
+
+def stop_mid_set(out, how: signal.Signals) -> tuple[subprocess.Popen, list[int]]:
+    """Start the slow set on replicas of its own, send `how` once 3 runs are recorded; the stopped
+    process and the pids of the replica servers it had started."""
+    process = subprocess.Popen([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
     runs = out / "runs.jsonl"
     deadline = time.monotonic() + 240
     while not (runs.exists() and runs.read_text().count("\n") >= 3):
-        assert process.poll() is None, process.stderr.read().decode()
+        assert process.poll() is None, process.stderr.read()
         assert time.monotonic() < deadline, "no runs finished"
         time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    servers = replica_servers_of(process.pid)
+    assert servers, "the set started no replica server of its own"
+    process.send_signal(how)
+    process.wait(timeout=60)
+    return process, servers
+
+
+def keyless_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+
+
+def replica_servers_of(parent: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            status = open(f"/proc/{entry.name}/status").read()
+            command = open(f"/proc/{entry.name}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if f"\nPPid:\t{parent}\n" in status and b"armbench.replicas.serve" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(open_status(pid) and "\nState:\tZ" not in open_status(pid) for pid in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def open_status(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/status").read()
+    except OSError:
+        return ""
+
+
+def test_kill_9_mid_set_then_resume(tmp_path, replica_env):
+    """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished: its replica
+    server goes with it; a resume loses and redoes nothing."""
+    out = tmp_path / "killed"
+    process, servers = stop_mid_set(out, signal.SIGKILL)
+    assert gone_within(servers, 5.0), f"replica servers {servers} outlived the killed bench"
+    runs = out / "runs.jsonl"
     before = runs.read_text().splitlines()
     assert 3 <= len(before) < 10, "the set finished before it could be killed"
 
-    resumed = subprocess.run([*command, "--resume", str(out)], env=env, capture_output=True, text=True,
-                             timeout=300)
+    resumed = subprocess.run([*SLOW_SET, "--resume", str(out)], env=keyless_env(), capture_output=True,
+                             text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     after = runs.read_text().splitlines()
     assert after[: len(before)] == before
     run_ids = [json.loads(line)["run_id"] for line in after]
     assert len(run_ids) == len(set(run_ids)) == 10
     assert f"{len(before)} were done before this resume" in resumed.stderr
+
+
+def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
+    """SIGTERM (what `timeout` sends): exit 143, every record whole, how to resume said, and the
+    replica server stopped."""
+    out = tmp_path / "terminated"
+    process, servers = stop_mid_set(out, signal.SIGTERM)
+    stderr = process.stderr.read()
+    assert process.returncode == 143, stderr
+    assert f"terminated: finished runs are kept in {out / 'runs.jsonl'}" in stderr
+    assert f"--resume {out}" in stderr and "Traceback" not in stderr
+    assert len(RunSetStore(out).records()) >= 3  # every line a whole record
+    assert gone_within(servers, 5.0)
