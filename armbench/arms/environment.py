@@ -2,7 +2,8 @@
 
 Started once per run set (`async with ArmEnvironment(domains) as env`), it hands each run its own
 arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
-run, plus the stateless python/http_get tools and the domain's typed tools.
+run, its own python/http_get tools (the python tool holds the run's share of the replicas) and the
+domain's typed tools.
 """
 from __future__ import annotations
 
@@ -109,10 +110,14 @@ class ArmEnvironment:
     def target(self, domain: str) -> ReplicaEndpoint:
         return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)
 
+    def routes(self, domain: str) -> list[ReplicaRoute]:
+        target = self.target(domain)
+        return [ReplicaRoute(port=target.port, socket_path=str(target.socket_path))]
+
     def web(self, domain: str) -> list[Tool]:
+        """The web tools as every run gets them: for schemas, hashes and the manifest."""
         if domain not in self._web:
-            target = self.target(domain)
-            self._web[domain] = web_tools([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
+            self._web[domain] = web_tools(self.routes(domain))
         return self._web[domain]
 
     def sandbox_isolation(self) -> str:
@@ -135,6 +140,8 @@ class ArmEnvironment:
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
-            yield Arm(name, arm_tools(session, self.target(domain).base_url, self.web(domain), self.typed(name, domain)))
+            # Web tools of its own: the run's python calls share one allowance at the replicas.
+            web = web_tools(self.routes(domain))
+            yield Arm(name, arm_tools(session, self.target(domain).base_url, web, self.typed(name, domain)))
         finally:
             await session.close()

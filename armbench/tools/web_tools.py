@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from armbench.tools.base import Tool, ToolError
 from armbench.tools.browser_tools import EXAMPLE_ORIGIN
+from armbench.tools.replica_gate import ReplicaShare, gated
 from armbench.tools.sandbox import ReplicaRoute, SandboxConfig, call_caps, isolation_mode, run_python
 
 PYTHON_DESCRIPTION = """\
@@ -75,6 +76,7 @@ class PythonTool(Tool):
         self.config = (config or SandboxConfig()).model_copy(update={"replicas": list(routes)})
         self.isolation = isolation_mode(self.config)  # refuses now, not in the middle of a run
         self.call_caps = call_caps(self.config)
+        self.share = ReplicaShare()  # one per run: see ArmEnvironment.open_arm
         c = self.config
         self.description = PYTHON_DESCRIPTION.format(
             wall=c.wall_timeout_s,
@@ -88,7 +90,8 @@ class PythonTool(Tool):
         )
 
     async def run(self, args: PythonArgs) -> dict[str, Any]:
-        ran = await run_python(args.code, self.config)
+        async with gated(self.config.replicas, self.share) as routes:
+            ran = await run_python(args.code, self.config.model_copy(update={"replicas": routes}))
         result: dict[str, Any] = {
             "stdout": ran.stdout,
             "stderr": ran.stderr,
@@ -160,7 +163,7 @@ class HttpGetTool(Tool):
                         location = response.headers["location"]
                 except httpx.TimeoutException:
                     raise ToolError("timeout", f"{url} did not answer in {FETCH_TIMEOUT_S:g} s") from None
-                except httpx.HTTPError as error:
+                except (httpx.HTTPError, httpx.InvalidURL) as error:  # InvalidURL: a Location httpx cannot read
                     raise ToolError("fetch_failed", f"{url}: {type(error).__name__}: {error}") from None
                 url = self.checked(str(url.join(location)), "redirect_not_allowed")
         raise ToolError("too_many_redirects", f"over {MAX_REDIRECTS} redirects from {args.url}")

@@ -1,0 +1,132 @@
+"""The relay between a run's sandbox and a shared replica: one run cannot crowd out another."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from armbench.domains import find_domain
+from armbench.replicas.serve import replicas_running
+from armbench.tools.replica_gate import ReplicaShare
+from armbench.tools.sandbox import ReplicaRoute, SandboxConfig
+from armbench.tools.web_tools import PythonTool
+from tests.conftest import free_port
+
+# A 4 MB reply: about 0.1 s of the replica's interpreter each.
+BIG = "/v2/country/all/indicator/SP.POP.TOTL;NY.GDP.MKTP.CD?format=json&per_page=20000&source=2"
+SMALL = "/v2/country/DEU/indicator/SP.POP.TOTL?format=json&date=2019"
+
+FLOOD = """
+import threading, urllib.request
+def fetch():
+    while True:
+        try:
+            urllib.request.urlopen("{base}{path}", timeout=30).read()
+        except Exception:
+            pass
+for _ in range(8):  # more would spend the sandbox's 64 threads (the forwarder takes 2 per connection)
+    threading.Thread(target=fetch).start()
+"""
+
+MEASURE = """
+import json, statistics, time, urllib.request
+latencies = []
+for _ in range({count}):
+    start = time.perf_counter()
+    urllib.request.urlopen("{base}{path}", timeout=30).read()
+    latencies.append(time.perf_counter() - start)
+    time.sleep(0.05)
+print(json.dumps(statistics.median(latencies)))
+"""
+
+
+@pytest.fixture(scope="module")
+def worldbank():
+    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
+    os.chmod(directory, 0o755)
+    saved = {key: os.environ.get(key) for key in ("ARMBENCH_REPLICA_PORT_BASE", "ARMBENCH_REPLICA_SOCKET_DIR")}
+    os.environ.update(ARMBENCH_REPLICA_PORT_BASE=str(free_port()), ARMBENCH_REPLICA_SOCKET_DIR=directory)
+    try:
+        with replicas_running([find_domain("worldbank").replica]) as endpoints:
+            target = endpoints["worldbank"]
+            yield target.base_url.rstrip("/"), ReplicaRoute(port=target.port, socket_path=str(target.socket_path))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def median_latency(tool: PythonTool, base: str, count: int = 40) -> float:
+    outcome = await tool.invoke({"code": MEASURE.format(base=base, path=SMALL, count=count)})
+    assert outcome.result["exit_code"] == 0, outcome.result
+    return json.loads(outcome.result["stdout"])
+
+
+async def test_a_flooding_run_leaves_another_runs_replica_calls_within_2x(worldbank):
+    """Without the gate the same flood took the other run's p50 from ~3 ms to ~400 ms."""
+    base, route = worldbank
+    config = SandboxConfig(wall_timeout_s=30.0)
+    victim, flooder = PythonTool([route], config), PythonTool([route], config)
+    quiet = await median_latency(victim, base)
+    flood = asyncio.create_task(flooder.invoke({"code": FLOOD.format(base=base, path=BIG)}))
+    await asyncio.sleep(2.0)  # the flood is under way, its savings spent
+    crowded = await median_latency(victim, base)
+    flood.cancel()
+    await asyncio.gather(flood, return_exceptions=True)
+    print(f"p50 quiet {quiet * 1000:.1f} ms, beside a flood {crowded * 1000:.1f} ms")
+    assert crowded <= 2 * quiet, f"p50 {quiet * 1000:.1f} ms quiet, {crowded * 1000:.1f} ms beside a flood"
+
+
+PARALLEL = """
+import threading, urllib.request
+threads = [threading.Thread(target=lambda: urllib.request.urlopen("http://127.0.0.1:{port}/", timeout=30).read())
+           for _ in range(10)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print("done")
+"""
+
+
+async def test_a_run_holds_at_most_four_connections_at_once(tmp_path):
+    """Ten parallel requests from one sandbox reach the server at most four at a time."""
+    os.chmod(tmp_path, 0o755)
+    path = str(tmp_path / "slow.sock")
+    open_now, most = 0, 0
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_now, most
+        open_now += 1
+        most = max(most, open_now)
+        await reader.readuntil(b"\r\n\r\n")
+        await asyncio.sleep(0.2)
+        writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+        open_now -= 1
+
+    server = await asyncio.start_unix_server(slow, path=path)
+    os.chmod(path, 0o666)
+    route = ReplicaRoute(port=free_port(), socket_path=path)
+    try:
+        outcome = await PythonTool([route]).invoke({"code": PARALLEL.format(port=route.port)})
+    finally:
+        server.close()
+    assert outcome.result["stdout"] == "done\n", outcome.result
+    assert most == 4
+
+
+async def test_server_time_is_charged_and_earned_back():
+    share = ReplicaShare(time_share=0.5, burst_s=0.2)
+    await share.admit()  # savings: no wait
+    share.charge(0.3)  # 0.1 s in debt: 0.2 s at half a second per second
+    started = asyncio.get_running_loop().time()
+    await share.admit()
+    waited = asyncio.get_running_loop().time() - started
+    assert 0.15 <= waited <= 0.5
