@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -187,21 +188,50 @@ def run(
     )
     if resume:
         resumable(store, question_sets, config)  # a refused resume costs no preflight
+    else:
+        store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
     if resolved.needs_preflight and not skip_preflight:
         check_provider(resolved, routing, request_timeout)
     try:
-        result = asyncio.run(run_set(question_sets, config, store, resume=resume is not None,
-                                     show_progress=not quiet))
+        result = asyncio.run(until_terminated(run_set(question_sets, config, store, resume=resume is not None,
+                                                      show_progress=not quiet)))
     except RunSetFailed as failed:
         print_report(target)
         err.print(f"[bold red]failed:[/bold red] {failed}", highlight=False)
         raise typer.Exit(1) from None
-    except KeyboardInterrupt:
-        err.print(f"interrupted: finished runs are kept in {store.runs_path}; "
+    except (KeyboardInterrupt, Terminated) as stopped:
+        how = "terminated" if isinstance(stopped, Terminated) else "interrupted"
+        err.print(f"{how}: finished runs are kept in {store.runs_path}; "
                   f"continue with the same command and --resume {target}")
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if isinstance(stopped, Terminated) else 130) from None
     print_report(target)
     print_run_summary(result)
+
+
+class Terminated(Exception):
+    """The run set was stopped by SIGTERM (what `timeout`, `kill` and job schedulers send)."""
+
+
+async def until_terminated(coroutine):
+    """Await `coroutine`; SIGTERM cancels it as Ctrl-C does (runs in flight dropped, every finished
+    record kept), then raises Terminated."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    terminated = False
+
+    def terminate() -> None:
+        nonlocal terminated
+        terminated = True
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, terminate)
+    try:
+        return await coroutine
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def check_provider(model, routing: dict, request_timeout: float) -> None:
@@ -288,7 +318,7 @@ def regress(
     base_store, store = open_run_set(baseline), open_run_set(run_set)
     base_manifest, manifest = read_manifest(base_store), read_manifest(store)
     replayed = "replay_of" in manifest  # deterministic: any flip is a regression
-    verdict = judge(base_store.records(), store.records(),
+    verdict = judge(base_store.records_to_report(), store.records_to_report(),
                     Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
     if as_json:
         print(dumps(verdict.to_json()))
@@ -333,7 +363,7 @@ def report(
         from armbench.analysis.publish import dumps
         from armbench.run.store import open_run_set
 
-        print(dumps(report_json(open_run_set(run_sets[0]).records())))
+        print(dumps(report_json(open_run_set(run_sets[0]).records_to_report())))
     else:
         print_report(run_sets[0])
 
@@ -362,7 +392,7 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
     manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
     name_a, name_b = run_set_labels(a, b)
     differences = manifest_differences(manifest_a, manifest_b)
-    comparison = compare(store_a.records(), store_b.records(), name_a, name_b)
+    comparison = compare(store_a.records_to_report(), store_b.records_to_report(), name_a, name_b)
     if as_json:
         print(dumps({"run_set_a": str(a), "run_set_b": str(b), "differences": differences, **comparison.to_json()}))
         return

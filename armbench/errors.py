@@ -1,5 +1,35 @@
-"""User-facing errors: the CLI prints their message and exits 2, never a traceback."""
+"""User-facing errors: the CLI prints their message and exits 2, never a traceback.
+
+The readers here are for files a person may have edited, damaged or mistaken for another (a
+manifest, a lock file): each failure is a UserError naming the file.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 
 class UserError(Exception):
     """Bad input from the person running armbench (a flag, a file, a missing key)."""
+
+
+def read_text(path: Path, what: str) -> str:
+    """The file's UTF-8 text; `what` names it in the error, e.g. "question file"."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise UserError(f"{what} {path} is not UTF-8 text at byte {error.start}") from None
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object the file holds; anything else (not JSON, `[]`, `null`) is a UserError."""
+    try:
+        data = json.loads(read_text(path, what))
+    except json.JSONDecodeError as error:
+        raise UserError(f"{what} {path} is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{what} {path} holds {json.dumps(data)[:40]}, not a JSON object")
+    return data

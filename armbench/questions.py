@@ -18,7 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from armbench.domains import DOMAINS, find_domain, replica_address, tables
-from armbench.errors import UserError
+from armbench.errors import UserError, read_json_object, read_text
 from armbench.paths import LOCK_FILE, QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.types import Derivation, Question, SetName, Strict, render_value
 
@@ -54,19 +54,22 @@ def set_path(domain: str, set_name: str, root: Path = QUESTIONS_DIR) -> Path:
 
 def load_set_file(path: Path) -> QuestionSet:
     """Parse one YAML file; every problem becomes a UserError naming the file and the field."""
+    text = read_text(path, "question file")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UserError(f"cannot read question file {path}: {error.strerror}") from None
-    except yaml.YAMLError as error:
+        raw = yaml.safe_load(text)
+    # PyYAML's constructors raise plain Python errors on some input: a date like 2020-13-45, a
+    # 4,301-digit number, `!!int x`, `!!timestamp` junk, brackets nested 600 deep.
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError, RecursionError) as error:
         raise UserError(f"{path} is not valid YAML: {error}") from None
     if not isinstance(raw, dict) or "questions" not in raw:
         raise UserError(f"{path}: expected a mapping with `domain`, `set` and `questions`")
+    if not isinstance(raw["questions"], list):
+        raise UserError(f"{path}: `questions` must be a list of questions (got {raw['questions']!r:.40})")
     defaults = {key: raw.get(key) for key in ("domain", "set", "created")}
     questions = [
         {**{k: v for k, v in defaults.items() if v is not None}, **item}
         if isinstance(item, dict) else item
-        for item in raw.get("questions") or []
+        for item in raw["questions"]
     ]
     try:
         loaded = QuestionSet.model_validate(
@@ -184,10 +187,7 @@ def _missing_source_rows(question: Question) -> list[str]:
 def read_lock(path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:
     if not path.exists():
         return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UserError(f"{path} is not valid JSON: {error}") from None
+    return read_json_object(path, "the question lock")
 
 
 def freeze(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:

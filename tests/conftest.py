@@ -1,4 +1,5 @@
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -43,6 +44,27 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def free_port_base() -> int:
+    """A replica port base whose every port (base + 0..MAX_OFFSET) is free now, below the ephemeral
+    range (32768+), where the kernel would otherwise hand the same ports to client connections."""
+    from armbench.replicas.serve import MAX_OFFSET
+
+    generator = random.Random()
+    while True:
+        base = generator.randrange(10_000, 32_768 - MAX_OFFSET - 1)
+        if all(port_is_free(base + offset) for offset in range(MAX_OFFSET + 1)):
+            return base
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 @pytest.fixture
 def replica_env(monkeypatch):
     """Replicas on free ports with a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
@@ -50,7 +72,7 @@ def replica_env(monkeypatch):
 
     directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
     os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
-    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))
     monkeypatch.setenv(serve.SOCKET_DIR_ENV, directory)
     yield
     shutil.rmtree(directory, ignore_errors=True)

@@ -24,10 +24,8 @@ from armbench.types import RunRecord
 
 
 def read_manifest(store: RunSetStore) -> dict:
-    try:
-        return store.manifest()
-    except (OSError, ValueError):
-        return {}
+    """The manifest, or {} for a run set without one; a damaged one is a UserError."""
+    return store.manifest() if store.manifest_path.exists() else {}
 
 
 def title_of(store: RunSetStore) -> str:
@@ -66,7 +64,7 @@ def write_transcripts(store: RunSetStore, records: list[RunRecord]) -> set[str]:
 
 def write_report(store: RunSetStore) -> tuple[list[Table], list[Path]]:
     """Write report.md, report.html, the plots and the transcript pages; return the tables."""
-    records = store.records()
+    records = store.records_to_report()
     title = title_of(store)
     tables = all_tables(records)
     markdown = store.directory / "report.md"

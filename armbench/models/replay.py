@@ -24,7 +24,7 @@ import litellm
 from litellm import ModelResponse
 
 from armbench.domains import DOMAINS
-from armbench.errors import UserError
+from armbench.errors import UserError, read_json_object
 from armbench.models.client import ModelCaller, ProviderFailure
 from armbench.models.jsondiff import first_difference, parsed
 from armbench.models.model import Model, RunCallers
@@ -135,7 +135,7 @@ class Recording:
                 "a run set with `bench run --record --out DIR`, then replay it with --model replay/DIR"
             )
         manifest = directory / MANIFEST
-        self.manifest = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+        self.manifest = read_json_object(manifest, "the recorded run set's manifest") if manifest.exists() else {}
 
     @property
     def recorded_model(self) -> str | None:

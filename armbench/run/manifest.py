@@ -21,7 +21,7 @@ from armbench.domains import data_hash
 from armbench.errors import UserError
 from armbench.paths import ROOT
 from armbench.questions import QuestionSet
-from armbench.run.store import RunSetStore
+from armbench.run.store import RunSetStore, describe
 from armbench.types import Manifest, Resume, RunConfig
 
 
@@ -56,13 +56,13 @@ def resumable(store: RunSetStore, question_sets: list[QuestionSet], config: RunC
     if not store.manifest_path.exists() or not store.runs_path.exists():
         raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
     stored = store.manifest()
-    _refuse_differences(store, resume_differences(stored, question_sets, config))
     try:
-        return Manifest.model_validate(stored)
+        manifest = Manifest.model_validate(stored)
     except ValidationError as error:
-        problems = [f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in error.errors()]
-        raise UserError(f"cannot resume {store.directory}: its manifest.json is not one this armbench "
-                        f"writes ({'; '.join(problems)})") from None
+        raise UserError(f"cannot resume {store.directory}: its manifest {store.manifest_path} is not one this "
+                        f"armbench writes ({describe(error.errors())})") from None
+    _refuse_differences(store, resume_differences(stored, question_sets, config))
+    return manifest
 
 
 def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet], config: RunConfig) -> list[str]:

@@ -228,7 +228,11 @@ def _create(store: RunSetStore, manifest: Manifest) -> list[RunRecord]:
 def _reopen(store: RunSetStore, stored: Manifest, manifest: Manifest, config: RunConfig) -> list[RunRecord]:
     """The finished runs of a stopped run set, once its tools and prompt are known to be the same too."""
     check_environment(store, stored, manifest)
-    store.reopen()
+    set_aside = store.reopen()
+    if set_aside:
+        Console(stderr=True, soft_wrap=True).print(
+            f"[yellow]resume:[/yellow] set aside {set_aside} corrupt line(s) of {store.runs_path} in "
+            f"{store.bad_path}; their runs will be redone", highlight=False)
     store.write_manifest(record_resume(stored, config))
     return store.records()
 

@@ -5,6 +5,7 @@
     <run-set>/runs.parquet    the same rows for analysis, written when the set ends
     <run-set>/transcripts/    one JSONL per run: the messages exchanged
     <run-set>/recording/      with --record: one JSONL per run, every model call (armbench/models/recording.py)
+    <run-set>/runs.jsonl.bad  the corrupt lines a resume set aside (their runs were redone)
 
 Appending one line per finished run (one `write` of the whole line, then fsync) means a crash,
 a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` redoes those.
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import ValidationError
 
-from armbench.errors import UserError
+from armbench.errors import UserError, read_json_object
 from armbench.types import Manifest, RunRecord
 
 
@@ -28,27 +31,65 @@ class RunSetStore:
         self.runs_path = directory / "runs.jsonl"
         self.manifest_path = directory / "manifest.json"
         self.transcripts_dir = directory / "transcripts"
+        self.bad_path = directory / "runs.jsonl.bad"
 
-    def create(self, manifest: Manifest) -> None:
+    def check_new(self) -> None:
+        """Refuse (UserError) a place that cannot take a new run set: one holding a run set already, a
+        file, or where nothing can be written. Nothing is made: `bench run` checks before it starts."""
         if self.manifest_path.exists() or self.runs_path.exists():
             raise UserError(
                 f"{self.directory} already holds a run set; choose another --out, or continue it "
                 f"with --resume {self.directory}"
             )
+        nearest = next(path for path in (self.directory, *self.directory.parents) if path.exists())
+        cannot = f"cannot make a run set at {self.directory}: {nearest}"
+        if not nearest.is_dir():
+            raise UserError(f"{cannot} is a file, not a folder; choose another --out")
+        try:
+            with tempfile.TemporaryFile(dir=nearest):
+                pass
+        except OSError as error:
+            raise UserError(f"{cannot} takes no files ({error.strerror}); choose another --out") from None
+
+    def create(self, manifest: Manifest) -> None:
+        self.check_new()
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
         self.write_manifest(manifest)
         self.runs_path.touch()
 
-    def reopen(self) -> None:
-        """Prepare a stopped run set for more runs: drop a torn last line (a crash mid-write),
-        so the next record starts on a line of its own."""
+    def reopen(self) -> int:
+        """Prepare a stopped run set for more runs: drop a torn last line (a crash mid-write), so the
+        next record starts on a line of its own, and move each other line that is not a run record to
+        runs.jsonl.bad, kept for a look while its run is redone. Returns how many lines were moved."""
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
         data = self.runs_path.read_bytes()
         complete = data[: data.rfind(b"\n") + 1]
-        if len(complete) != len(data):
+        lines = self._parse(complete)
+        corrupt = [raw for _number, raw, parsed in lines if not isinstance(parsed, RunRecord)]
+        if corrupt:
+            with self.bad_path.open("ab") as bad:
+                bad.write(b"".join(raw + b"\n" for raw in corrupt))
+                os.fsync(bad.fileno())
+            kept = b"".join(raw + b"\n" for _number, raw, parsed in lines if isinstance(parsed, RunRecord))
+            self._replace_runs(kept)
+        elif len(complete) != len(data):
             with self.runs_path.open("r+b") as handle:
                 handle.truncate(len(complete))
                 os.fsync(handle.fileno())
+        return len(corrupt)
+
+    def _replace_runs(self, data: bytes) -> None:
+        """runs.jsonl replaced by `data` at once: a crash leaves the old file or the new, never half."""
+        staging = self.runs_path.with_suffix(".jsonl.tmp")
+        with staging.open("wb") as handle:
+            handle.write(data)
+            os.fsync(handle.fileno())
+        os.replace(staging, self.runs_path)
+        directory = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
     def write_manifest(self, manifest: Manifest) -> None:
         staging = self.manifest_path.with_suffix(".json.tmp")
@@ -80,23 +121,54 @@ class RunSetStore:
         return target
 
     def manifest(self) -> dict[str, Any]:
-        """The manifest as written, read leniently: run sets of any age open for reports."""
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        """The manifest as written, read leniently so run sets of any age open for reports: a key may
+        be missing, but the file must be a JSON object whose keys have their types (else a UserError)."""
+        stored = read_json_object(self.manifest_path, "the run set's manifest")
+        try:
+            Manifest.model_validate(stored)
+        except ValidationError as error:
+            wrong = [issue for issue in error.errors() if issue["type"] != "missing"]
+            if wrong:
+                raise UserError(f"the run set's manifest {self.manifest_path} is not one armbench writes "
+                                f"({describe(wrong)})") from None
+        return stored
 
     def records(self) -> list[RunRecord]:
         """Every complete line of runs.jsonl. A torn last line (a crash mid-write: no newline yet) is
         skipped; any other line that is not a run record is an error, never a silently lost run."""
         if not self.runs_path.exists():
             return []
-        *complete, _torn = self.runs_path.read_text(encoding="utf-8").split("\n")
         records = []
-        for number, line in enumerate(complete, start=1):
-            try:
-                records.append(RunRecord.model_validate_json(line))
-            except ValueError as error:
-                problem = error.errors()[0]["msg"] if hasattr(error, "errors") else str(error)
-                raise UserError(f"{self.runs_path}:{number} is not a run record ({problem})") from None
+        for number, _raw, parsed in self._parse(self.runs_path.read_bytes()):
+            if not isinstance(parsed, RunRecord):
+                raise UserError(f"{self.runs_path}:{number} is not a run record ({parsed}); resuming the "
+                                f"set (its `bench run` command with --resume {self.directory}) sets such lines aside")
+            records.append(parsed)
         return records
+
+    def records_to_report(self) -> list[RunRecord]:
+        """Every record, for a report, a comparison or the regression gate: a run set without one is a
+        UserError, never empty tables or a gate passed for want of runs."""
+        records = self.records()
+        if not records:
+            raise UserError(f"no runs in {self.directory} (its runs.jsonl holds no run record)")
+        return records
+
+    @staticmethod
+    def _parse(data: bytes) -> list[tuple[int, bytes, RunRecord | str]]:
+        """Each complete line of runs.jsonl (a torn last one left out): its number, its bytes, and
+        its record or why it is not one."""
+        *complete, _torn = data.split(b"\n")
+        lines: list[tuple[int, bytes, RunRecord | str]] = []
+        for number, raw in enumerate(complete, start=1):
+            try:
+                parsed: RunRecord | str = RunRecord.model_validate_json(raw.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                parsed = f"not UTF-8 text at byte {error.start}"
+            except ValidationError as error:
+                parsed = error.errors()[0]["msg"]
+            lines.append((number, raw, parsed))
+        return lines
 
 
 def open_run_set(directory: Path) -> RunSetStore:
@@ -104,6 +176,11 @@ def open_run_set(directory: Path) -> RunSetStore:
     if not store.runs_path.exists():
         raise UserError(f"{directory} is not a run set (no runs.jsonl)")
     return store
+
+
+def describe(issues: list[dict[str, Any]]) -> str:
+    """Pydantic's issues on one line: `loc: message; ...`."""
+    return "; ".join(f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in issues)
 
 
 def records_frame(records: list[RunRecord]) -> pl.DataFrame:

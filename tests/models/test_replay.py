@@ -188,13 +188,13 @@ async def test_a_recording_replays_on_another_port_base_without_divergence(tmp_p
     """The replica address is in the system prompt (and in fund_screener results): a recording made
     on one port base replays on another with zero divergence, its addresses read as today's."""
     from armbench.replicas import serve
-    from tests.conftest import free_port
+    from tests.conftest import free_port_base
 
     store = RunSetStore(tmp_path / "recorded")
     config = RunConfig(model="scripted/oracle", arms=TOOLED, record=True, concurrency=2)
     await run_set([gpu_design], config, store, show_progress=False)
     recorded_at = store.manifest()["replicas"]["gpus"]
-    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))
     monkeypatch.setenv(serve.SOCKET_DIR_ENV, str(tmp_path / "sockets"))
     replay_store, replayed = await replay(store, [gpu_design], tmp_path / "replay")
     assert replay_store.manifest()["replicas"]["gpus"] != recorded_at

@@ -165,14 +165,14 @@ async def test_prompt_and_tool_hashes_do_not_depend_on_the_port_base(tmp_path, g
                                                                      request):
     """The prompt and the tools show the live addresses; their hashes name the replica instead."""
     from armbench.replicas import serve
-    from tests.conftest import free_port
+    from tests.conftest import free_port_base
 
     manifests, prompts = [], []
     for name in ("first", "second"):
         sockets = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
         os.chmod(sockets, 0o755)  # the python sandbox runs as another user
         request.addfinalizer(lambda path=sockets: shutil.rmtree(path, ignore_errors=True))
-        monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port()))
+        monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))
         monkeypatch.setenv(serve.SOCKET_DIR_ENV, sockets)
         store = RunSetStore(tmp_path / name)
         await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled", "browsing"],

@@ -14,7 +14,7 @@ from armbench.replicas.serve import replicas_running
 from armbench.tools.replica_gate import ReplicaShare
 from armbench.tools.sandbox import ReplicaRoute, SandboxConfig
 from armbench.tools.web_tools import PythonTool
-from tests.conftest import free_port
+from tests.conftest import free_port, free_port_base
 
 # A 4 MB reply: about 0.1 s of the replica's interpreter each.
 BIG = "/v2/country/all/indicator/SP.POP.TOTL;NY.GDP.MKTP.CD?format=json&per_page=20000&source=2"
@@ -49,7 +49,7 @@ def worldbank():
     directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
     os.chmod(directory, 0o755)
     saved = {key: os.environ.get(key) for key in ("ARMBENCH_REPLICA_PORT_BASE", "ARMBENCH_REPLICA_SOCKET_DIR")}
-    os.environ.update(ARMBENCH_REPLICA_PORT_BASE=str(free_port()), ARMBENCH_REPLICA_SOCKET_DIR=directory)
+    os.environ.update(ARMBENCH_REPLICA_PORT_BASE=str(free_port_base()), ARMBENCH_REPLICA_SOCKET_DIR=directory)
     try:
         with replicas_running([find_domain("worldbank").replica]) as endpoints:
             target = endpoints["worldbank"]

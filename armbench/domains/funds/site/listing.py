@@ -52,7 +52,7 @@ def number(params: Mapping[str, str], name: str, label: str, example: str) -> fl
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not 0 <= value <= LARGEST_NUMBER:
+    if not (raw.isascii() and 0 <= value <= LARGEST_NUMBER):  # float() also reads "١" (Arabic-Indic) as 1
         raise BadQuery(f"{label} must be a number from 0, e.g. {example}; got {raw!r}.")
     return value
 

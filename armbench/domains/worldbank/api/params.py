@@ -16,7 +16,7 @@ DEFAULT_PER_PAGE = 50
 # The largest page the replica serves; the R client `worldbank` asks for 32500 rows at a time.
 MAX_PER_PAGE = 32_500
 MAX_DIGITS = 9  # a longer number is no page, count or year; int() refuses over 4,300 digits anyway
-DATE_PATTERN = re.compile(r"(\d{4})(?::(\d{4}))?")
+DATE_PATTERN = re.compile(r"(\d{4})(?::(\d{4}))?", re.ASCII)  # ASCII digits: \d alone matches "٢٠٢٠" too
 
 
 class ApiError(Exception):
