@@ -28,8 +28,8 @@ def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """The JSON object the file holds; anything else (not JSON, `[]`, `null`) is a UserError."""
     try:
         data = json.loads(read_text(path, what))
-    except json.JSONDecodeError as error:
-        raise UserError(f"{what} {path} is not valid JSON ({error})") from None
+    except (ValueError, RecursionError) as error:  # JSONDecodeError; a 5,000-digit number; [[[[...
+        raise UserError(f"{what} {path} is not valid JSON ({str(error)[:200]})") from None
     if not isinstance(data, dict):
         raise UserError(f"{what} {path} holds {json.dumps(data)[:40]}, not a JSON object")
     return data

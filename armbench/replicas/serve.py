@@ -137,7 +137,8 @@ async def serve(replicas: list[Replica], parent_pipe: int | None = None) -> None
     listeners = [bind(target) for target in targets]  # before loading any data: fail fast
     servers = [uvicorn.Server(uvicorn.Config(load_app(replica), log_level="warning")) for replica in replicas]
     if parent_pipe is not None:
-        asyncio.get_running_loop().add_reader(parent_pipe, stop_servers, servers)
+        loop = asyncio.get_running_loop()
+        loop.add_reader(parent_pipe, stop_servers, loop, parent_pipe, servers)
     try:
         await asyncio.gather(*(server.serve(sockets=sockets) for server, sockets in zip(servers, listeners)))
     finally:
@@ -145,8 +146,9 @@ async def serve(replicas: list[Replica], parent_pipe: int | None = None) -> None
             target.socket_path.unlink(missing_ok=True)
 
 
-def stop_servers(servers: list[Any]) -> None:
+def stop_servers(loop: asyncio.AbstractEventLoop, parent_pipe: int, servers: list[Any]) -> None:
     """The parent is gone (its end of the pipe closed): stop now, without waiting for clients."""
+    loop.remove_reader(parent_pipe)  # end-of-file stays readable: once is enough
     for server in servers:
         server.should_exit = server.force_exit = True
 

@@ -45,11 +45,21 @@ class RunSetStore:
         cannot = f"cannot make a run set at {self.directory}: {nearest}"
         if not nearest.is_dir():
             raise UserError(f"{cannot} is a file, not a folder; choose another --out")
-        try:
-            with tempfile.TemporaryFile(dir=nearest):
-                pass
-        except OSError as error:
-            raise UserError(f"{cannot} takes no files ({error.strerror}); choose another --out") from None
+        problem = unwritable(nearest)
+        if problem:
+            raise UserError(f"{cannot} takes no files ({problem}); choose another --out")
+
+    def check_resumable(self) -> None:
+        """Refuse (UserError) a run set that cannot take more records, before anything starts."""
+        problem = unwritable(self.directory)
+        if problem is None:
+            try:
+                with self.runs_path.open("ab"):
+                    pass
+            except OSError as error:
+                problem = error.strerror
+        if problem:
+            raise UserError(f"cannot resume {self.directory}: it takes no more records ({problem})")
 
     def create(self, manifest: Manifest) -> None:
         self.check_new()
@@ -169,6 +179,16 @@ class RunSetStore:
                 parsed = error.errors()[0]["msg"]
             lines.append((number, raw, parsed))
         return lines
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why no file can be made in `folder` (None if one can), found by making one."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return error.strerror
+    return None
 
 
 def open_run_set(directory: Path) -> RunSetStore:

@@ -3,10 +3,12 @@
 Runs share one replica server per domain, and a run's python sandbox can send it whatever it likes.
 So a sandbox never sees a replica's own socket: `gated(routes, share)` puts a relay in the harness
 between them, one UNIX socket per replica, that holds the run to
-- at most `connections` open connections at once (more wait in the relay's accept queue), and
+- one request per connection (the relay forwards the request head with `Connection: close`), so
+  every request is seen and charged, pipelined or not;
+- at most `connections` requests at once (up to MAX_WAITING more wait; beyond that, 503), and
 - a share of the server's time: each request's wait for its first response byte is charged to the
-  run, which earns `time_share` seconds per second (saving up to `burst_s`); a run in debt sends no
-  new request until it has earned its way out.
+  run (also when the call ends first), which earns `time_share` seconds per second (saving up to
+  `burst_s`); a run in debt sends no new request until it has earned its way out.
 Server time is what one run's traffic costs the others: a 4 MB World Bank reply holds the replica's
 interpreter for ~0.1 s. Counting bytes would miss many small requests, counting requests would miss
 big replies; the clock sees both.
@@ -24,16 +26,17 @@ from contextlib import asynccontextmanager
 from armbench.tools.sandbox import ReplicaRoute
 
 READ_CHUNK = 65_536
-BAD_GATEWAY = (
-    "HTTP/1.0 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {length}\r\n\r\n{body}"
-)
+MAX_WAITING = 16  # a run's connections waiting for a slot; more are answered 503 at once
+HOP_BY_HOP = {b"connection", b"keep-alive", b"proxy-connection", b"upgrade"}
 
 
 class ReplicaShare:
     """One run's allowance at the replicas: open connections and server time. Keep one per run."""
 
     def __init__(self, connections: int = 4, time_share: float = 0.25, burst_s: float = 1.0):
+        self.connections = connections
         self.slots = asyncio.Semaphore(connections)
+        self.waiting = 0
         self.time_share = time_share
         self.burst_s = burst_s
         self.balance = burst_s  # seconds of server time the run may still take at once
@@ -56,53 +59,76 @@ class ReplicaShare:
         self.balance -= seconds
 
 
-class Connection:
-    """One relayed connection: times each request from its first byte out to the first byte back."""
-
-    def __init__(self, share: ReplicaShare):
-        self.share = share
-        self.sent_at: float | None = None  # a request is out and its reply has not started
-
-    async def upstream(self, client: asyncio.StreamReader, server: asyncio.StreamWriter) -> None:
-        while data := await client.read(READ_CHUNK):
-            if self.sent_at is None:
-                await self.share.admit()
-                self.sent_at = time.monotonic()
-            server.write(data)
-            await server.drain()
-        if server.can_write_eof():
-            server.write_eof()
-
-    async def downstream(self, server: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
-        while data := await server.read(READ_CHUNK):
-            if self.sent_at is not None:
-                self.share.charge(time.monotonic() - self.sent_at)
-                self.sent_at = None
-            client.write(data)
-            await client.drain()
-
-
 async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.StreamReader,
                 client_writer: asyncio.StreamWriter) -> None:
-    async with share.slots:
+    """One request: wait for a slot and for the run to be out of debt, forward the request head with
+    `Connection: close` (the replicas take GET and HEAD; a body or a pipelined request behind the
+    head is not forwarded), charge the wait for the reply's first byte, then pass the reply on."""
+    if share.waiting >= MAX_WAITING:  # each waiting connection holds a harness file descriptor
+        await refuse(client_writer, "503 Service Unavailable", f"sandbox: more than {MAX_WAITING} "
+                     f"connections wait for the replica; {share.connections} are served at once")
+        return
+    share.waiting += 1
+    try:
+        await share.slots.acquire()
+    finally:
+        share.waiting -= 1
+    try:
+        try:
+            head = await client_reader.readuntil(b"\r\n\r\n")
+        except asyncio.LimitOverrunError:
+            await refuse(client_writer, "431 Request Header Fields Too Large", "sandbox: request head too long")
+            return
+        except (asyncio.IncompleteReadError, OSError):
+            await close(client_writer)
+            return
+        await share.admit()
         try:
             server_reader, server_writer = await asyncio.open_unix_connection(socket_path)
         except OSError as error:
-            body = f"sandbox: replica socket {socket_path} unavailable: {error}\n"
-            client_writer.write(BAD_GATEWAY.format(length=len(body), body=body).encode())
-            await close(client_writer)
+            await refuse(client_writer, "502 Bad Gateway", f"sandbox: replica socket {socket_path} unavailable: {error}")
             return
-        connection = Connection(share)
         try:
-            await asyncio.gather(
-                connection.upstream(client_reader, server_writer),
-                connection.downstream(server_reader, client_writer),
-            )
+            await pass_reply(share, closing(head), server_reader, server_writer, client_writer)
         except OSError:
-            pass  # either side hung up mid-way: the other is closed below
+            pass  # either side hung up mid-way: both are closed below
         finally:
             await close(server_writer)
             await close(client_writer)
+    finally:
+        share.slots.release()
+
+
+async def pass_reply(share: ReplicaShare, head: bytes, server_reader: asyncio.StreamReader,
+                     server_writer: asyncio.StreamWriter, client_writer: asyncio.StreamWriter) -> None:
+    sent_at = time.monotonic()
+    try:
+        server_writer.write(head)
+        await server_writer.drain()
+        data = await server_reader.read(READ_CHUNK)
+    finally:  # charged also when the call ends first: a request left behind is no free lunch
+        share.charge(time.monotonic() - sent_at)
+    if b"\r\n\r\n" in data:  # the reply's head (in its first chunk, as it always is in practice)
+        head, _, body = data.partition(b"\r\n\r\n")
+        data = closing(head) + body
+    while data:
+        client_writer.write(data)
+        await client_writer.drain()
+        data = await server_reader.read(READ_CHUNK)
+
+
+def closing(head: bytes) -> bytes:
+    """A request's or reply's head with `Connection: close`, whatever it said: the server ends the
+    connection after this reply, and the client knows not to send another on it."""
+    lines = head.rstrip(b"\r\n").split(b"\r\n")
+    kept = [line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in HOP_BY_HOP]
+    return b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n"
+
+
+async def refuse(writer: asyncio.StreamWriter, status: str, message: str) -> None:
+    body = message + "\n"
+    writer.write(f"HTTP/1.0 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+    await close(writer)
 
 
 async def close(writer: asyncio.StreamWriter) -> None:

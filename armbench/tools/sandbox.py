@@ -12,8 +12,11 @@ Isolation mode "bwrap+netns" (the normal one, needs bubblewrap and user namespac
   /root, /home and the checkout are not there at all.
 - The network namespace holds only loopback. A replica is reached at its usual URL
   `http://127.0.0.1:<port>/` because BOOTSTRAP, run by the sandbox's interpreter before the
-  agent's code, listens on 127.0.0.1:<port> inside and pipes each connection to the replica's UNIX
-  socket, bind-mounted at /run/replicas/<port>.sock. Anything else is unreachable by construction.
+  agent's code, listens on 127.0.0.1:<port> inside and pipes each connection to a UNIX socket
+  bind-mounted at /run/replicas/<port>.sock: the python tool's relay (replica_gate.py), which holds
+  the run to its share of the replica. Anything else is unreachable by construction.
+- A cgroup leaf per call (cgroups.py), when the machine allows, caps the memory and processes of all
+  the call's processes together; else the rlimits shrink so that their product fits the same cap.
 - The environment is PATH, HOME, LANG and MALLOC_ARENA_MAX only (no API keys).
 - The wall timeout kills bwrap; its pid-1 child dies with it and takes the whole pid namespace.
 
@@ -21,7 +24,8 @@ Mode "fallback" (only with `allow_fallback=True`, when bwrap cannot run): the sa
 drop, clean environment and a host temp dir as cwd (deleted afterwards), but NO network isolation
 (any address the host reaches, including model providers and the internet), the host filesystem
 readable wherever file modes allow, a per-file size cap instead of a disk cap, and processes that
-start their own session can outlive the timeout. docs/sandbox.md lists this.
+start their own session outlive the timeout (until the call's cgroup leaf, if any, is removed).
+docs/sandbox.md lists this.
 """
 from __future__ import annotations
 
@@ -194,7 +198,7 @@ def bwrap_problem(interpreter: str) -> str | None:
         return "bwrap is not installed"
     try:
         probe = subprocess.run(
-            bwrap_command(SandboxConfig(interpreter=interpreter), random_uid(), capped=False),
+            bwrap_command(SandboxConfig(interpreter=interpreter), random_uid(), in_cgroup=False),
             input=b"pass",
             capture_output=True,
             env=sandbox_env(WORK_DIR),
@@ -214,17 +218,17 @@ async def run_python(code: str, config: SandboxConfig) -> SandboxResult:
     workdir = None if isolation == BWRAP else tempfile.mkdtemp(prefix="armbench-sandbox-")
     try:
         if workdir is None:
-            command = bwrap_command(config, uid, capped=leaf is not None)
+            command = bwrap_command(config, uid, in_cgroup=leaf is not None)
         else:
             if os.geteuid() == 0:
                 os.chown(workdir, uid, uid)
-            command = fallback_command(config, uid, capped=leaf is not None)
+            command = fallback_command(config, uid, in_cgroup=leaf is not None)
         return await execute(
             (leaf.enter() if leaf else []) + command, code, config, workdir, isolation, leaf
         )
     finally:
         if leaf is not None:  # also kills what escaped the process group (fallback's setsid)
-            leaf.remove()
+            await asyncio.to_thread(leaf.remove)  # it may wait for the kernel: not on the loop
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -233,11 +237,11 @@ def random_uid() -> int:
     return random.choice(SANDBOX_UIDS)
 
 
-def limited(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
+def limited(config: SandboxConfig, uid: int, in_cgroup: bool) -> list[str]:
     """prlimit, then (if we are root) setpriv to `uid`: the prefix of both modes' commands.
-    `capped`: a cgroup caps the call as a whole; otherwise the rlimits shrink to bound it."""
+    `in_cgroup`: a cgroup caps the call as a whole; otherwise the rlimits shrink to bound it."""
     processes, address_space = (
-        (config.processes, config.memory_bytes) if capped else rlimit_only_caps(config)
+        (config.processes, config.memory_bytes) if in_cgroup else rlimit_only_caps(config)
     )
     command = [
         "prlimit",
@@ -258,7 +262,7 @@ def python_command(config: SandboxConfig, routes: list[str]) -> list[str]:
     return [config.interpreter, "-I", "-u", "-c", BOOTSTRAP, *routes]
 
 
-def bwrap_command(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
+def bwrap_command(config: SandboxConfig, uid: int, in_cgroup: bool) -> list[str]:
     command = [
         "bwrap",
         "--unshare-all",
@@ -289,7 +293,7 @@ def bwrap_command(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
             command += ["--ro-bind-try", replica.socket_path, inside]
         routes.append(f"{replica.port}={inside}")
     command += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK_DIR, "--"]
-    return limited(config, uid, capped) + command + python_command(config, routes)
+    return limited(config, uid, in_cgroup) + command + python_command(config, routes)
 
 
 def check_socket(path: str) -> None:
@@ -308,8 +312,8 @@ def check_socket(path: str) -> None:
         )
 
 
-def fallback_command(config: SandboxConfig, uid: int, capped: bool) -> list[str]:
-    return limited(config, uid, capped) + python_command(config, [])
+def fallback_command(config: SandboxConfig, uid: int, in_cgroup: bool) -> list[str]:
+    return limited(config, uid, in_cgroup) + python_command(config, [])
 
 
 def sandbox_env(home: str) -> dict[str, str]:

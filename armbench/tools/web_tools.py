@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from armbench.tools.base import Tool, ToolError
 from armbench.tools.browser_tools import EXAMPLE_ORIGIN
 from armbench.tools.replica_gate import ReplicaShare, gated
-from armbench.tools.sandbox import ReplicaRoute, SandboxConfig, call_caps, isolation_mode, run_python
+from armbench.tools.sandbox import BWRAP, ReplicaRoute, SandboxConfig, call_caps, isolation_mode, run_python
 
 PYTHON_DESCRIPTION = """\
 Run a Python 3 script in a fresh, isolated sandbox and get what it prints. Every call is a new \
@@ -90,8 +90,11 @@ class PythonTool(Tool):
         )
 
     async def run(self, args: PythonArgs) -> dict[str, Any]:
-        async with gated(self.config.replicas, self.share) as routes:
-            ran = await run_python(args.code, self.config.model_copy(update={"replicas": routes}))
+        if self.isolation == BWRAP:
+            async with gated(self.config.replicas, self.share) as routes:
+                ran = await run_python(args.code, self.config.model_copy(update={"replicas": routes}))
+        else:  # the fallback has no network namespace: a relay would hold back nothing
+            ran = await run_python(args.code, self.config)
         result: dict[str, Any] = {
             "stdout": ran.stdout,
             "stderr": ran.stderr,

@@ -256,5 +256,6 @@ def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
     assert process.returncode == 143, stderr
     assert f"terminated: finished runs are kept in {out / 'runs.jsonl'}" in stderr
     assert f"--resume {out}" in stderr and "Traceback" not in stderr
-    assert len(RunSetStore(out).records()) >= 3  # every line a whole record
+    assert len(RunSetStore(out).records()) >= 3
+    assert (out / "runs.jsonl").read_bytes().endswith(b"\n")  # every line a whole record
     assert gone_within(servers, 5.0)

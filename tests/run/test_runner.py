@@ -15,7 +15,7 @@ from armbench.questions import load_set_file, set_path
 from armbench.run.plan import plan
 from armbench.run.runner import run_set
 from armbench.run.store import RunSetStore, open_run_set
-from armbench.tools.sandbox import BWRAP
+from armbench.tools.sandbox import BWRAP, SandboxConfig, call_caps
 from armbench.types import RunConfig, RunRecord
 from tests.support.run_sets import make_manifest
 
@@ -46,8 +46,7 @@ async def test_manifest_names_model_commit_and_hashes(oracle_run):
     assert set(manifest["question_sets"]) == {"gpus/design", "gpus/heldout"}
     assert set(manifest["tool_manifests"]) == {"tooled/gpus"}
     assert manifest["data_hash"] == records[0].data_hash
-    # This machine and CI have bubblewrap and, as root, cgroups.
-    assert manifest["sandbox_isolation"] == f"{BWRAP}; cgroup per call (1024 MiB, 64 processes)"
+    assert manifest["sandbox_isolation"] == f"{BWRAP}; {call_caps(SandboxConfig())}"  # CI has bubblewrap
     assert manifest["tool_manifests"]["tooled/gpus"] == records[0].tool_manifest_hash
 
 

@@ -94,32 +94,88 @@ print("done")
 """
 
 
+class SlowServer:
+    """A stand-in replica on a UNIX socket: 0.2 s per request, keep-alive unless asked to close (as
+    uvicorn does); counts requests and concurrency."""
+
+    def __init__(self, directory):
+        os.chmod(directory, 0o755)
+        self.path = str(directory / "slow.sock")
+        self.heads: list[bytes] = []
+        self.open_now = self.most = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open_now += 1
+        self.most = max(self.most, self.open_now)
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                self.heads.append(head)
+                await asyncio.sleep(0.2)
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+                if b"connection: close" in head.lower():
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+            self.open_now -= 1
+
+    async def __aenter__(self) -> ReplicaRoute:
+        self.server = await asyncio.start_unix_server(self.handle, path=self.path)
+        os.chmod(self.path, 0o666)
+        return ReplicaRoute(port=free_port(), socket_path=self.path)
+
+    async def __aexit__(self, *exc_info) -> None:
+        self.server.close()
+
+
 async def test_a_run_holds_at_most_four_connections_at_once(tmp_path):
     """Ten parallel requests from one sandbox reach the server at most four at a time."""
-    os.chmod(tmp_path, 0o755)
-    path = str(tmp_path / "slow.sock")
-    open_now, most = 0, 0
-
-    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal open_now, most
-        open_now += 1
-        most = max(most, open_now)
-        await reader.readuntil(b"\r\n\r\n")
-        await asyncio.sleep(0.2)
-        writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        writer.close()
-        open_now -= 1
-
-    server = await asyncio.start_unix_server(slow, path=path)
-    os.chmod(path, 0o666)
-    route = ReplicaRoute(port=free_port(), socket_path=path)
-    try:
+    slow = SlowServer(tmp_path)
+    async with slow as route:
         outcome = await PythonTool([route]).invoke({"code": PARALLEL.format(port=route.port)})
-    finally:
-        server.close()
     assert outcome.result["stdout"] == "done\n", outcome.result
-    assert most == 4
+    assert slow.most == 4 and len(slow.heads) == 10
+
+
+PIPELINED = """
+import socket
+with socket.create_connection(("127.0.0.1", {port}), timeout=10) as connection:
+    connection.sendall(b"GET /a HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" * 20)
+    replies = b""
+    while chunk := connection.recv(65536):
+        replies += chunk
+print(replies.count(b"HTTP/1.1 200"))
+"""
+
+KEEP_ALIVE = """
+import http.client
+connection = http.client.HTTPConnection("127.0.0.1", {port}, timeout=10)
+for _ in range(3):  # one connection, reused: the relay closes it after each reply, the client reopens
+    connection.request("GET", "/b")
+    print(connection.getresponse().read().decode())
+"""
+
+
+async def test_pipelined_requests_are_not_a_free_ride(tmp_path):
+    """Twenty requests in one write: one reaches the server (and is charged); the connection closes."""
+    slow = SlowServer(tmp_path)
+    tool = PythonTool()
+    async with slow as route:
+        tool = PythonTool([route])
+        outcome = await tool.invoke({"code": PIPELINED.format(port=route.port)})
+    assert outcome.result["stdout"] == "1\n", outcome.result
+    assert len(slow.heads) == 1 and b"Connection: close" in slow.heads[0]
+    assert tool.share.balance < tool.share.burst_s - 0.15  # the 0.2 s it took was charged
+
+
+async def test_keep_alive_clients_still_work(tmp_path):
+    slow = SlowServer(tmp_path)
+    async with slow as route:
+        outcome = await PythonTool([route]).invoke({"code": KEEP_ALIVE.format(port=route.port)})
+    assert outcome.result["stdout"] == "ok\nok\nok\n", outcome.result
+    assert len(slow.heads) == 3
 
 
 async def test_server_time_is_charged_and_earned_back():

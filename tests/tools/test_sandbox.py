@@ -293,7 +293,7 @@ async def test_memory_bomb_fails_with_memory_error():
 
 
 FORKED_MEMORY_BOMB = """
-import os
+import os, signal, time
 children = []
 for _ in range(4):
     pid = os.fork()
@@ -301,11 +301,17 @@ for _ in range(4):
         try:
             block = b"x" * (700 << 20)  # written, so resident, unlike a bare bytearray
             print("holding 700 MiB", flush=True)
-            os.read(os.open("/dev/null", os.O_RDONLY), 1)  # stay until killed
+            signal.pause()  # hold it until killed
         except MemoryError:
             print("MemoryError", flush=True)
         os._exit(0)
     children.append(pid)
+time.sleep(3)  # all four hold (or failed to get) their memory at once
+for pid in children:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
 print(sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children))
 """
 
@@ -337,7 +343,8 @@ async def test_forked_memory_bomb_stops_at_the_calls_memory_cap():
     assert result.stdout.count("holding 700 MiB") <= 1  # the second 700 MiB does not fit
     assert "-9" in result.stdout.splitlines()[-1]  # children were killed by the kernel, not refused
     assert result.call_caps.startswith("cgroup per call")
-    assert not any(path.name.startswith("armbench-") for h in cgroups.find_hierarchies() for path in h.own.iterdir())
+    ours = f"armbench-{os.getpid()}-"
+    assert not any(path.name.startswith(ours) for h in cgroups.find_hierarchies() for path in h.own.iterdir())
 
 
 @needs_bwrap
