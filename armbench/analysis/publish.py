@@ -14,7 +14,15 @@ from pathlib import Path
 from armbench.analysis.compare import arm_tables, compare_arms
 from armbench.analysis.html import render_report, render_transcript
 from armbench.analysis.plots import all_plots
-from armbench.analysis.report import by_tool, miss_counts, outcome_counts, pass_k, report_tables
+from armbench.analysis.report import (
+    by_domain,
+    by_tool,
+    domain_table,
+    miss_counts,
+    outcome_counts,
+    pass_k,
+    report_tables,
+)
 from armbench.analysis.summary import summarize
 from armbench.analysis.tables import Table, to_markdown
 from armbench.analysis.transcript import read_turns, reference_answer
@@ -33,7 +41,8 @@ def title_of(store: RunSetStore) -> str:
 
 
 def all_tables(records: list[RunRecord]) -> list[Table]:
-    return report_tables(records) + arm_tables(records)
+    """The study's table first: with several domains it is the report's headline."""
+    return [domain_table(by_domain(records)), *report_tables(records), *arm_tables(records)]
 
 
 def as_json(records: list[RunRecord]) -> dict:
@@ -44,6 +53,7 @@ def as_json(records: list[RunRecord]) -> dict:
         "by_tool": [asdict(row) for row in by_tool(records)],
         "pass_k": [asdict(row) for row in pass_k(records)],
         "arm_comparisons": [comparison.to_json() for comparison in compare_arms(records)],
+        "by_domain": asdict(by_domain(records)),
     }
 
 

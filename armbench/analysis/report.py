@@ -1,4 +1,5 @@
-"""The tables of one run set, each per domain x set x arm: accuracy, outcomes, misses, tools, pass@k.
+"""The tables of one run set: the study's table, one row per domain with its sets pooled; then, each
+per domain x set x arm: accuracy, outcomes, misses, tools, pass@k.
 
 Every figure counts graded runs only: an infra error (the provider failed, the model never
 answered) and a run whose tool calls an injected fault corrupted are excluded from accuracy and
@@ -13,12 +14,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from operator import attrgetter
 
-from armbench.analysis.stats import pass_at_k, pass_hat_k
+from armbench.analysis.stats import mean, median, pass_at_k, pass_hat_k, wilson_interval
 from armbench.analysis.summary import ARM_GROUP, GroupSummary, graded, grouped, question_tallies, summarize
-from armbench.analysis.tables import Table, number, percent, usd
+from armbench.analysis.tables import Table, interval, number, percent, usd
 from armbench.types import MissReason, Outcome, RunRecord, Term
 
 NO_TOOL = "(no tool call)"
+BROWSING, TOOLED = "browsing", "tooled"  # the study's two arms: the table sets them side by side
+ALL_DOMAINS = "all"  # the study table's total row
 EMPTY_ARGS_WARNING = 0.10  # a group's share of tool calls with empty arguments above which the report warns
 
 
@@ -128,18 +131,139 @@ def pass_k(records: list[RunRecord]) -> list[PassRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class ArmFigures:
+    """One arm's graded runs in a domain, or in all of them."""
+
+    correct: int
+    graded: int
+    accuracy: float
+    ci_low: float  # Wilson 95%
+    ci_high: float
+    mean_cost_usd: float | None  # per graded run; None when any one's cost is unknown
+    median_wall_seconds: float
+
+
+@dataclass(frozen=True)
+class DomainRow:
+    domain: str  # ALL_DOMAINS in the total
+    questions: int  # distinct questions with a graded run, the domain's sets pooled
+    browsing: ArmFigures | None  # None: the arm has no graded run here
+    tooled: ArmFigures | None
+    cost_ratio_tooled_over_browsing: float | None  # None: an arm or a cost missing, or browsing's is $0
+
+
+@dataclass(frozen=True)
+class ByDomain:
+    domains: list[DomainRow]  # sorted by domain
+    total: DomainRow
+
+
+def arm_figures(runs: list[RunRecord]) -> ArmFigures | None:
+    """The summary's figures (its exclusions, its statistics) over an arm's runs in any grouping."""
+    done = graded(runs)
+    if not done:
+        return None
+    correct = sum(bool(r.correct) for r in done)
+    low, high = wilson_interval(correct, len(done))
+    costs = [r.cost_usd for r in done]
+    return ArmFigures(
+        correct, len(done), correct / len(done), low, high,
+        mean_cost_usd=None if None in costs else mean(costs),
+        median_wall_seconds=median([r.wall_seconds for r in done]),
+    )
+
+
+def cost_ratio(browsing: ArmFigures | None, tooled: ArmFigures | None) -> float | None:
+    """Tooled's mean cost over browsing's; None when an arm or a cost is missing, or browsing's is $0."""
+    if browsing is None or tooled is None or browsing.mean_cost_usd is None or tooled.mean_cost_usd is None:
+        return None
+    return tooled.mean_cost_usd / browsing.mean_cost_usd if browsing.mean_cost_usd > 0 else None
+
+
+def domain_row(domain: str, runs: list[RunRecord]) -> DomainRow:
+    browsing, tooled = (arm_figures([r for r in runs if r.arm == arm]) for arm in (BROWSING, TOOLED))
+    return DomainRow(
+        domain,
+        questions=len(question_tallies(runs, ("domain", "set", "question_id"))),
+        browsing=browsing,
+        tooled=tooled,
+        cost_ratio_tooled_over_browsing=cost_ratio(browsing, tooled),
+    )
+
+
+def by_domain(records: list[RunRecord]) -> ByDomain:
+    """One row per domain, design and held-out pooled: the study's unit is the domain (one table, one
+    tool), and a set of 5 questions is too small to read alone. The total pools every graded run."""
+    return ByDomain(
+        domains=[domain_row(domain, runs) for domain, runs in grouped(records, attrgetter("domain"))],
+        total=domain_row(ALL_DOMAINS, records),
+    )
+
+
 # --- tables -----------------------------------------------------------------------------------
 
 KEY_COLUMNS = ["domain", "set", "arm"]
 
 
+def domain_table(figures: ByDomain) -> Table:
+    def arm_cells(arm: ArmFigures | None) -> list[str]:
+        if arm is None:
+            return ["—"] * 4
+        return [f"{arm.correct}/{arm.graded}", interval(arm.ci_low, arm.ci_high), usd(arm.mean_cost_usd),
+                number(arm.median_wall_seconds, ".2f")]
+
+    def ratio(row: DomainRow) -> str:
+        if row.browsing is None or row.tooled is None:
+            return "—"
+        if row.cost_ratio_tooled_over_browsing is not None:
+            return f"{row.cost_ratio_tooled_over_browsing:.2f}"
+        if row.browsing.mean_cost_usd is None or row.tooled.mean_cost_usd is None:
+            return "unknown"
+        return f"undefined ({BROWSING} $0)"  # the paired table's wording, narrowed to fit 160 columns
+
+    def cells(row: DomainRow) -> list[str]:
+        b, t = arm_cells(row.browsing), arm_cells(row.tooled)
+        return [row.domain, str(row.questions), b[0], t[0], b[1], t[1], b[2], t[2], ratio(row), b[3], t[3]]
+
+    return Table(
+        title="Every question we built and measured a tool for, by domain",
+        columns=["domain", "questions", BROWSING, TOOLED, f"{BROWSING} CI", f"{TOOLED} CI", f"{BROWSING} cost",
+                 f"{TOOLED} cost", f"cost {TOOLED}/{BROWSING}", f"{BROWSING} wall s", f"{TOOLED} wall s"],
+        rows=[cells(row) for row in [*figures.domains, figures.total]] if figures.domains else [],
+        key_columns=1,
+        note="One row per domain, sorted by name, its design and held-out sets pooled; all: every graded "
+        "run of each arm across domains, so a domain with more runs weighs more. questions: distinct "
+        "questions with a graded run. browsing, tooled: correct of the graded runs; infra errors and runs "
+        "an injected fault (`+faults=`) corrupted are excluded, as in the summary. CI: Wilson's 95% "
+        "score interval of the arm's accuracy. cost: mean per run (unknown when any run's model has no "
+        "known price); the ratio is of those means. wall s: median seconds per run. —: the arm has no "
+        "graded run in the domain.",
+        notices=tuple(one_arm_notices(figures)),
+    )
+
+
+def one_arm_notices(figures: ByDomain) -> list[str]:
+    """A line per domain measured in one arm only: the total then compares the arms over different questions."""
+    total = figures.total
+    if total.browsing is None or total.tooled is None:
+        return []
+    notices = []
+    for row in figures.domains:
+        missing = [arm for arm, measured in ((BROWSING, row.browsing), (TOOLED, row.tooled)) if measured is None]
+        if len(missing) == 1:
+            present = TOOLED if missing[0] == BROWSING else BROWSING
+            notices.append(f"{row.domain} has graded {present} runs only: the all row's {present} figures "
+                           f"include its questions, its {missing[0]} figures do not")
+    return notices
+
+
 def summary_table(rows: list[GroupSummary]) -> Table:
     def cells(row: GroupSummary) -> list[str]:
-        interval = "—" if row.ci_low is None else f"{row.ci_low:.0%}–{row.ci_high:.0%}"
         return [
             row.domain, row.set, row.arm,
             f"{row.correct}/{row.graded}",
-            interval,
+            interval(row.ci_low, row.ci_high),
             number(row.median_actions),
             usd(row.mean_cost_usd) if row.graded else "—",
             number(row.median_wall_seconds, ".2f"),

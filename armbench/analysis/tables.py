@@ -38,6 +38,11 @@ def percent(value: float | None, spec: str = ".0%") -> str:
     return number(value, spec)
 
 
+def interval(low: float | None, high: float | None) -> str:
+    """A 95% interval of an accuracy, in whole percent; — when there is nothing to estimate."""
+    return "—" if low is None or high is None else f"{low:.0%}–{high:.0%}"
+
+
 def points(value: float | None) -> str:
     """An accuracy difference in percentage points (never a relative change)."""
     return "—" if value is None else f"{value * 100:+.0f} pp"

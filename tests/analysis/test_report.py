@@ -120,7 +120,7 @@ def test_a_group_with_over_a_tenth_of_its_tool_calls_empty_is_warned_about_in_ev
         store.append(record)
     tables, _ = write_report(store)
     terminal = Console(width=200, record=True)
-    terminal.print(to_rich(tables[0]))
+    terminal.print(to_rich(tables[1]))  # the summary, after the study's table
     for text in (terminal.export_text(), (store.directory / "report.md").read_text(),
                  html.unescape((store.directory / "report.html").read_text())):
         assert summary.notices[0] in text
