@@ -25,10 +25,12 @@ questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, ver
 data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
 replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on loopback.")
 mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
+domain_app = typer.Typer(no_args_is_help=True, help="Table domains: scaffold one from a CSV, check it.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
 app.add_typer(replicas_app, name="replicas")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(domain_app, name="domain")
 
 # Rich falls back to 80 columns when piped; the report table needs more to stay readable.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -188,6 +190,7 @@ def run(
     )
     if resume:
         resumable(store, question_sets, config)  # a refused resume costs no preflight
+        store.check_resumable()
     else:
         store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
     if resolved.needs_preflight and not skip_preflight:
@@ -466,13 +469,14 @@ def data_build(
     source: Annotated[Optional[Path], typer.Option(help="The shared data folder.")] = None,
     domain: Annotated[str, typer.Option(help="Domains to build: a comma list, or all.")] = ALL,
 ) -> None:
-    """Rebuild every domain's (or --domain's) Parquet tables from the shared CSV files."""
+    """Rebuild every domain's (or --domain's) Parquet tables: from the shared data folder, or a table
+    domain's own source/ CSV and domain.yaml."""
     from armbench.domains import DOMAINS
     from armbench.paths import SHARED_DATA_DIR
 
     shared = source or SHARED_DATA_DIR
     chosen = [DOMAINS[name] for name in expand(domain, list(DOMAINS), "domain")]
-    missing = [entry.name for entry in chosen if not (shared / entry.name).is_dir()]
+    missing = [entry.name for entry in chosen if entry.shared_data and not (shared / entry.name).is_dir()]
     if missing:
         raise UserError(f"shared data folder {shared} lacks {', '.join(missing)}; pass --source")
     for entry in chosen:
@@ -509,10 +513,61 @@ def mcp_serve(
         raise typer.Exit(130) from None
 
 
-def main(argv: list[str] | None = None) -> None:
-    from armbench.domains import register_from_environment
+@domain_app.command("new")
+def domain_new(
+    name: Annotated[str, typer.Argument(help="The new domain's name: lower-case letters, digits and _, e.g. cities.")],
+    csv: Annotated[Path, typer.Option("--csv", help="The CSV to build it from (a header line, then one row per entity).")],
+    key: Annotated[Optional[str], typer.Option(help="The column naming each row (default: the first unique, non-empty one).")] = None,
+    title: Annotated[Optional[str], typer.Option(help="How every arm's system prompt names the replica.")] = None,
+) -> None:
+    """Scaffold a table domain from a CSV: domain.yaml, the data, empty question sets."""
+    from armbench.domains import DOMAINS, domains_dir
+    from armbench.paths import QUESTIONS_DIR
+    from armbench.tablekit.check import Taken
+    from armbench.tablekit.scaffold import new_domain
 
+    made = new_domain(name, csv, key=key, title=title, taken=Taken.of(DOMAINS.values()),
+                      domains_dir=domains_dir(), questions_dir=QUESTIONS_DIR)
+    for path in made.written:
+        out.print(f"wrote {shown_path(path)}", highlight=False, markup=False, soft_wrap=True)
+    kinds = ", ".join(f"{field} {kind}" for field, kind in made.kinds.items())
+    out.print(f"{name}: {made.rows:,} rows; fields {kinds}; key {made.key}; port offset {made.port_offset}",
+              highlight=False, markup=False, soft_wrap=True)
+    out.print("next:", highlight=False, soft_wrap=True)
+    for number, step in enumerate(made.next_steps(shown_path), start=1):
+        out.print(f"  {number}. {step}", highlight=False, markup=False, soft_wrap=True)
+
+
+@domain_app.command("check")
+def domain_check(
+    name: Annotated[str, typer.Argument(help="The table domain to check, e.g. cities.")],
+) -> None:
+    """Check a table domain's domain.yaml against its CSV and data/: one line per problem, exit 2 if any."""
+    from armbench.domains import DOMAINS, domains_dir
+    from armbench.tablekit.check import Taken, check, locate
+
+    checked = check(locate(name, DOMAINS, domains_dir()), Taken.of(DOMAINS.values()))
+    for problem in checked.problems:
+        err.print(problem, highlight=False, markup=False, soft_wrap=True)
+    if checked.problems:
+        raise typer.Exit(2)
+    out.print(f"ok: {name}: {checked.summary}", highlight=False, markup=False, soft_wrap=True)
+    for note in checked.notes:
+        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the working folder when it is inside it."""
     try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        from armbench.domains import register_from_environment  # a broken domain folder is one line too
+
         register_from_environment()
         app(args=argv, standalone_mode=True)
     except UserError as error:

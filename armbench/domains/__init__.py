@@ -1,14 +1,19 @@
-"""DOMAINS: the only registry of domains. Adding a domain = its folder here + its name in
-BUILT_IN below (+ its question files). A domain package from outside the project (it defines `DOMAIN`) joins with
-`register(DOMAIN)`, or for `bench` with `ARMBENCH_DOMAINS=pkg.one,pkg.two` (read by the CLI at start,
-not at import: a domain package imports this one, so importing it must not import them).
+"""DOMAINS: the only registry of domains. Adding a domain = its folder here, whose `__init__.py`
+defines `DOMAIN` (+ its question files): every such folder is found, in port order. A table
+domain's folder is written by `bench domain new` (armbench/tablekit). A domain package from outside
+the project (it defines `DOMAIN`) joins with `register(DOMAIN)`, or for `bench` with
+`ARMBENCH_DOMAINS=pkg.one,pkg.two` or `ARMBENCH_DOMAINS_DIR=folder` (every package in the folder,
+as here; `bench domain new` writes there when it is set). The CLI reads both at start, not at
+import: a domain package imports this one, so importing it must not import them.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
 import os
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from armbench.domains.spec import Domain
@@ -21,9 +26,10 @@ if TYPE_CHECKING:
 __all__ = ["DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "replica_address", "tables"]
 
 EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
+DOMAINS_DIR_ENV = "ARMBENCH_DOMAINS_DIR"
+BUILT_IN_DIR = Path(__file__).resolve().parent
 
-BUILT_IN = ("gpus", "worldbank", "funds")  # the packages under armbench/domains/, in port order
-DOMAINS: dict[str, Domain] = {name: importlib.import_module(f"{__name__}.{name}").DOMAIN for name in BUILT_IN}
+DOMAINS: dict[str, Domain] = {}
 
 
 def register(new: Domain) -> None:
@@ -35,9 +41,37 @@ def register(new: Domain) -> None:
     DOMAINS[new.name] = new
 
 
+def packages_in(folder: Path) -> list[str]:
+    return sorted(path.parent.name for path in folder.glob("*/__init__.py"))
+
+
+def built_in() -> list[Domain]:
+    """The domain packages under armbench/domains/, by port offset."""
+    found = [importlib.import_module(f"{__name__}.{name}").DOMAIN for name in packages_in(BUILT_IN_DIR)]
+    return sorted(found, key=lambda domain: domain.port_offset)
+
+
+for _domain in built_in():
+    register(_domain)
+
+
+def domains_dir() -> Path:
+    """Where new domains go: `ARMBENCH_DOMAINS_DIR`, else armbench/domains/."""
+    return Path(os.environ.get(DOMAINS_DIR_ENV) or BUILT_IN_DIR)
+
+
 def register_from_environment() -> None:
-    """Register the domain packages `ARMBENCH_DOMAINS` names."""
-    for module in filter(None, (m.strip() for m in os.environ.get(EXTRA_DOMAINS_ENV, "").split(","))):
+    """Register the packages in `ARMBENCH_DOMAINS_DIR` and those `ARMBENCH_DOMAINS` names."""
+    modules = [m.strip() for m in os.environ.get(EXTRA_DOMAINS_ENV, "").split(",")]
+    folder = os.environ.get(DOMAINS_DIR_ENV)
+    if folder:
+        if not Path(folder).is_dir():
+            raise UserError(f"{DOMAINS_DIR_ENV}={folder!r} is not a folder")
+        # Importable here and in the replica servers this process starts (they inherit PYTHONPATH).
+        sys.path.insert(0, folder)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
+        modules += packages_in(Path(folder))
+    for module in filter(None, modules):
         try:
             found = importlib.import_module(module).DOMAIN
         except Exception as error:  # whatever a user's package raises on import, one line says so

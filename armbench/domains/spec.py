@@ -28,9 +28,11 @@ class Domain:
     port_offset: int  # the replica's port = port base + this; fixed and unique, so its port never moves
     app: str  # "module:factory" of the replica: an ASGI app whose /healthz answers
     #           {"replica": name, "data_hash": tables.hash()} (the kit's pages and the serving check read it)
-    tools: str  # "module:attribute": the list of the tooled arm's typed Tool classes
+    tools: str  # "module:attribute": the list of the tooled arm's typed Tool classes, or a function
+    #             returning it (a table domain builds its tool on first use)
     build: str  # "module:function": function(shared data folder) -> the table paths it wrote
     tables: TableDir  # the committed Parquet tables (the domain's data/ folder)
+    shared_data: bool = True  # its build reads the shared data folder (a table domain's reads its source/)
 
     def __post_init__(self) -> None:
         if not 0 <= self.port_offset <= MAX_OFFSET:
@@ -50,7 +52,8 @@ class Domain:
         return Replica(self.name, self.port_offset, self.app, self.tables.hash())
 
     def tool_classes(self) -> list[type[Tool]]:
-        return list(self._load("tools"))
+        tools = self._load("tools")
+        return list(tools() if callable(tools) else tools)
 
     def build_tables(self, shared_data: Path) -> list[Path]:
         return list(self._load("build")(shared_data))

@@ -38,12 +38,14 @@ OPS_BY_KIND = {
     "string": ("eq", "ne", "in", "contains", "starts_with", *NULL_OPS),
     "number": (*COMPARISONS, "in", *NULL_OPS),
     "date": (*COMPARISONS, "in", *NULL_OPS),
+    "boolean": ("eq", "ne", *NULL_OPS),
 }
 AGGREGATE_FNS = ("avg", "sum", "min", "max", "count")
 EXPECTED_VALUE = {
     "string": "a string",
     "number": 'a JSON number (a numeric string such as "80" is accepted)',
     "date": 'a date "YYYY", "YYYY-MM" or "YYYY-MM-DD" (or a year number)',
+    "boolean": 'true or false (the strings "true" and "false" are accepted)',
 }
 DATE_PATTERN = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 SCALAR_SCHEMA = [{"type": "string"}, {"type": "number"}]
@@ -54,6 +56,8 @@ VALUE_SCHEMA = {
         {"type": "null"},
     ]
 }
+# A table with boolean fields advertises booleans too (tables without keep the schema they had).
+VALUE_SCHEMA_WITH_BOOLEANS = {"anyOf": [{"type": "boolean"}, *VALUE_SCHEMA["anyOf"]]}
 
 # The parts of a description every table query shares (its fields and examples are its own).
 FILTERS_SPEC = """\
@@ -77,7 +81,7 @@ class TableFields:
     fields every row returns by default, the field that orders unsorted rows and breaks ties,
     and an example value per kind for error messages."""
 
-    kinds: dict[str, str]  # field -> "string" | "number" | "date": filter, sort, aggregate, return
+    kinds: dict[str, str]  # field -> "string" | "number" | "date" | "boolean": filter, sort, aggregate, return
     default_fields: tuple[str, ...]
     tie: str
     examples: dict[str, Any]
@@ -121,7 +125,9 @@ def args_model(name: str, table: TableFields, **extra: Any) -> type[BaseModel]:
         op=(enum(OPS), Field(
             description="Comparison; see the tool description for what each op means per field type."
         )),
-        value=(Annotated[Any, WithJsonSchema(VALUE_SCHEMA)], Field(
+        value=(Annotated[Any, WithJsonSchema(
+            VALUE_SCHEMA_WITH_BOOLEANS if table.of_kind("boolean") else VALUE_SCHEMA
+        )], Field(
             None,
             description=(
                 'Text, number, or date "YYYY" / "YYYY-MM" / "YYYY-MM-DD"; a list for `in`; '
@@ -234,6 +240,13 @@ class Conditions:
         except ValueError:
             raise bad_value(self.table, "date", value, at, wanted="a real calendar date") from None
 
+    def boolean_value(self, value: Any, at: str) -> bool:
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if not isinstance(value, bool):
+            raise bad_value(self.table, "boolean", value, at)
+        return value
+
     def value_list(self, value: Any, kind: str, at: str) -> list[Any]:
         if not isinstance(value, list) or not value:
             raise bad_value(self.table, kind, value, at, wanted=f"a non-empty list of {kind} values for `in`")
@@ -256,6 +269,9 @@ class Conditions:
             items = self.value_list(value, "number", at)
             return pl.any_horizontal([column == self.number_value(item, at) for item in items])
         return COMPARISONS[op](column, self.number_value(value, at))
+
+    def boolean(self, field: str, op: str, value: Any, at: str) -> pl.Expr:
+        return COMPARISONS[op](pl.col(field), self.boolean_value(value, at))
 
     def date(self, field: str, op: str, value: Any, at: str) -> pl.Expr:
         column = pl.col(field)

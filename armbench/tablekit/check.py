@@ -1,0 +1,243 @@
+"""`bench domain check NAME`: a table domain's spec against its data, one line per problem.
+
+What it checks, in order (a check that needs an earlier one to pass is skipped when it fails):
+- the folder has an `__init__.py` (else armbench does not find the domain) and domain.yaml loads
+  (`load_spec`: every field the spec uses is declared, kinds are known, ...), naming the folder,
+  with no field the kit reserves and no filter the list page cannot take;
+- its port offset and table name are no other domain's;
+- the source CSV reads (`read_csv`) and has every declared field as a column;
+- every value fits its field's kind (build.py's own parsing; the first bad row is named);
+- the key is non-empty and unique on every row;
+- data/<table>.parquet is what `bench data build` would write now: the table is rebuilt in
+  memory from the CSV and domain.yaml (the same work as the build, without compression) and
+  compared column by column, dtypes and values; data/DATA.md is compared with the text the build
+  would write; no other table lies in data/.
+Reminders that are not problems (provenance still TODO, fields without a description) are notes.
+
+This layer cannot import the registry (`armbench.domains` imports table domains, not the reverse):
+the caller passes what other domains hold as `Taken`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from armbench.errors import UserError, read_text
+from armbench.paths import ROOT
+from armbench.tablekit.build import data_md, typed
+from armbench.tablekit.csvfile import read_csv
+from armbench.tablekit.spec import NAME, SPEC_FILE, TableSpec, load_spec
+
+DOMAINS_DIR = ROOT / "armbench" / "domains"
+TODO = "TODO"
+# Names a field cannot have: what the kit puts beside the spec's fields.
+RESERVED_FIELDS = {
+    "source_url": "the typed tool adds it to every row (the entity's page on the site)",
+    "row": "the site numbers the rows in a column of that name",
+}
+SITE_PARAMS = ("sort", "order", "page", "q")  # the list page's own parameters (site.LIST_PARAMS): no text filter's
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What other domains hold already: each one's port offset, and every table's domain."""
+
+    offsets: Mapping[str, int] = field(default_factory=dict)  # domain name -> port offset
+    tables: Mapping[str, str] = field(default_factory=dict)  # table name -> domain name
+
+    @classmethod
+    def of(cls, domains: Iterable[Any]) -> Taken:
+        """From registered domains (`armbench.domains.DOMAINS.values()`: each with `name`,
+        `port_offset` and `tables`, a TableDir)."""
+        domains = list(domains)
+        return cls({d.name: d.port_offset for d in domains},
+                   {table: d.name for d in domains for table in d.tables.names()})
+
+    def with_folder(self, domains_dir: Path) -> Taken:
+        """Plus the table domains in `domains_dir` the registry does not hold (one scaffolded
+        before the registry discovered it, say); a spec that does not load holds nothing."""
+        offsets, tables = dict(self.offsets), dict(self.tables)
+        for spec_file in sorted(domains_dir.glob(f"*/{SPEC_FILE}")) if domains_dir.is_dir() else []:
+            try:
+                spec = load_spec(spec_file.parent)
+            except UserError:
+                continue
+            offsets.setdefault(spec.name, spec.port_offset)
+            tables.setdefault(spec.table, spec.name)
+        return Taken(offsets, tables)
+
+    def without(self, name: str) -> Taken:
+        return Taken({d: o for d, o in self.offsets.items() if d != name},
+                     {t: d for t, d in self.tables.items() if d != name})
+
+
+@dataclass(frozen=True)
+class Checked:
+    name: str
+    problems: list[str]
+    notes: list[str]
+    summary: str  # what was found to hold, for the "ok" line
+
+
+def problems(folder: Path, taken: Taken | None = None) -> list[str]:
+    """Every problem of the table domain in `folder`, one line each; [] when it is sound."""
+    return check(folder, taken).problems
+
+
+def check(folder: Path, taken: Taken | None = None) -> Checked:
+    found: list[str] = []
+    name = folder.name
+    if not (folder / "__init__.py").is_file():
+        found.append(f"{folder} has no __init__.py, so armbench does not find the domain "
+                     "(`bench domain new` writes it; see armbench/tablekit/__init__.py)")
+    try:
+        spec = load_spec(folder)
+    except UserError as error:
+        return Checked(name, [*found, one_line(str(error))], [], "")
+    if spec.name != name:
+        found.append(f"{folder / SPEC_FILE}: name is {spec.name!r} but the folder is {name!r}; make them the same")
+    found += [f"{SPEC_FILE}: no field can be named {f.name} ({RESERVED_FIELDS[f.name]}); rename the column"
+              for f in spec.fields if f.name in RESERVED_FIELDS]
+    clashing = [f for f in spec.site.filters if f in SITE_PARAMS and spec.field(f).kind != "number"]
+    if clashing:
+        found.append(f"{SPEC_FILE}: site.filters: the list page cannot filter on {', '.join(clashing)} "
+                     f"({', '.join(SITE_PARAMS)} are its own parameters); take them out")
+    found += clashes(spec, (taken or Taken()).with_folder(folder.parent).without(spec.name).without(name))
+    source = folder / spec.source
+    try:
+        raw = read_csv(source)
+    except UserError as error:
+        return Checked(name, [*found, one_line(str(error))], [], "")
+    missing = [f.name for f in spec.fields if f.name not in raw.columns]
+    if missing:
+        found.append(f"{folder / SPEC_FILE} declares field(s) {', '.join(missing)}, which {source} lacks "
+                     f"(its columns: {', '.join(raw.columns)})")
+    columns: dict[str, pl.Series] = {}
+    for declared in spec.fields:
+        if declared.name in raw.columns:
+            try:
+                columns[declared.name] = typed(raw[declared.name].to_list(), declared, source)
+            except UserError as error:
+                found.append(str(error))
+    if spec.entity.key in columns:
+        found += key_problems(columns[spec.entity.key], source)
+    built = pl.DataFrame(list(columns.values())) if len(columns) == len(spec.fields) else None
+    found += data_problems(spec, folder, built)
+    found = [one_line(problem) for problem in found]
+    summary = (f"{len(spec.fields)} fields, {raw.height:,} rows, key {spec.entity.key} unique, port offset "
+               f"{spec.port_offset}; data/{spec.table}.parquet and data/DATA.md match {spec.source} and {SPEC_FILE}")
+    return Checked(name, found, notes(spec, folder), summary)
+
+
+def one_line(text: str) -> str:
+    """A problem on one line (PyYAML's messages span several)."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def clashes(spec: TableSpec, others: Taken) -> list[str]:
+    found = []
+    holder = next((d for d, offset in others.offsets.items() if offset == spec.port_offset), None)
+    if holder is not None:
+        used = set(others.offsets.values())
+        free = next((offset for offset in range(100) if offset not in used), None)
+        found.append(f"{SPEC_FILE}: port_offset {spec.port_offset} is domain {holder!r}'s too"
+                     + (f"; the smallest free offset is {free}" if free is not None else ""))
+    if spec.table in others.tables:
+        found.append(f"{SPEC_FILE}: table {spec.table!r} is domain {others.tables[spec.table]!r}'s too; "
+                     "table names are global (question SQL names them), choose another")
+    return found
+
+
+def key_problems(key: pl.Series, source: Path) -> list[str]:
+    """The key field's first empty row and first repeated value, by the CSV's line numbers."""
+    found = []
+    empty = key.is_null().arg_true()
+    if len(empty):
+        found.append(f"{source}:{empty[0] + 2}: the key {key.name} is empty; every row needs one")
+    repeated = key.is_duplicated() & key.is_not_null()
+    if repeated.any():
+        first = repeated.arg_true()[0]
+        value = key[int(first)]
+        rows = (key == value).arg_true().to_list()[:2]
+        found.append(f"{source}: the key {key.name} is not unique: {value!r} is on rows {rows[0] + 2} and "
+                     f"{rows[1] + 2}; choose a unique field as entity.key")
+    return found
+
+
+def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None) -> list[str]:
+    """data/ against what `bench data build` would write now (when the CSV builds at all)."""
+    data = folder / "data"
+    table = data / f"{spec.table}.parquet"
+    rebuild = f"run `bench data build --domain {spec.name}`"
+    found = [f"{data / path.name} is no table of domain.yaml (its table is {spec.table}); delete it"
+             for path in sorted(data.glob("*.parquet")) if path != table]
+    if not table.exists():
+        return [*found, f"{table} is missing; {rebuild}"]
+    if built is None:
+        return found
+    try:
+        on_disk = pl.read_parquet(table)
+    except Exception as error:  # whatever polars makes of a damaged file, one line says so
+        return [*found, f"{table} does not read as Parquet ({type(error).__name__}); {rebuild}"]
+    difference = frame_difference(built, on_disk)
+    if difference:
+        found.append(f"{table} is out of date with {spec.source} and {SPEC_FILE} ({difference}); {rebuild}")
+    elif read_data_md(data) != data_md(spec, built, folder):
+        found.append(f"{data / 'DATA.md'} is out of date with {SPEC_FILE} or source/SOURCE.md; {rebuild}")
+    return found
+
+
+def read_data_md(data: Path) -> str | None:
+    path = data / "DATA.md"
+    try:
+        return read_text(path, "DATA.md") if path.exists() else None
+    except UserError:
+        return None
+
+
+def frame_difference(built: pl.DataFrame, on_disk: pl.DataFrame) -> str:
+    """How the table on disk differs from the one built now; "" when it does not."""
+    if built.columns != on_disk.columns:
+        return f"its columns are {', '.join(on_disk.columns)}; {SPEC_FILE} declares {', '.join(built.columns)}"
+    for name in built.columns:
+        if built[name].dtype != on_disk[name].dtype:
+            return f"{name} is {on_disk[name].dtype} there, {built[name].dtype} from the CSV"
+    if built.height != on_disk.height:
+        return f"{on_disk.height:,} rows there, {built.height:,} in the CSV"
+    changed = next((name for name in built.columns if not built[name].equals(on_disk[name])), None)
+    return f"values of {changed} differ" if changed else ""
+
+
+def notes(spec: TableSpec, folder: Path) -> list[str]:
+    found = []
+    if TODO in spec.provenance:
+        found.append(f"{SPEC_FILE}: provenance still says {TODO}: say where the data comes from and its licence")
+    source_note = folder / "source" / "SOURCE.md"
+    if source_note.exists() and TODO in source_note.read_text(encoding="utf-8", errors="replace"):
+        found.append(f"{source_note} still says {TODO}: state the data's origin and licence")
+    undescribed = [f.name for f in spec.fields if not f.description]
+    if undescribed:
+        found.append(f"{len(undescribed)} of {len(spec.fields)} fields have no description yet "
+                     f"({', '.join(undescribed[:5])}{', ...' if len(undescribed) > 5 else ''}): "
+                     "the tool's description and DATA.md show them")
+    return found
+
+
+def locate(name: str, registered: Mapping[str, Any], domains_dir: Path = DOMAINS_DIR) -> Path:
+    """The folder of the table domain `name`: a registered domain's own (its tables' parent), else
+    `domains_dir/name`; a UserError when there is none or it has no domain.yaml."""
+    if not NAME.fullmatch(name):
+        raise UserError(f"{name!r} is not a domain name (lower-case letters, digits and _, from a letter)")
+    entry = registered.get(name)
+    folder = entry.tables.directory.parent if entry is not None else domains_dir / name
+    if (folder / SPEC_FILE).is_file():
+        return folder
+    if entry is not None:
+        raise UserError(f"domain {name!r} is not a table domain: {folder} has no {SPEC_FILE}")
+    table_domains = sorted(path.parent.name for path in domains_dir.glob(f"*/{SPEC_FILE}"))
+    raise UserError(f"no table domain {name!r} (no {folder / SPEC_FILE}); table domains: "
+                    f"{', '.join(table_domains) or 'none yet (make one with `bench domain new`)'}")

@@ -1,0 +1,349 @@
+"""A table domain's replica website, made from its `TableSpec` with the web kit the hand-written
+sites use (armbench/replicas/web).
+
+Routes: `/` (redirects to the list), `{path}` (the list: filters from `site.filters`, a "contains"
+box over the key, every column sortable, 100 rows a page, by the key A to Z by default),
+`{path}/{key}` (one entity, every field), with `site.group_by` also `{path}/by-{field}` (each
+value and its count) and `{path}/by-{field}/{value}` (that value's list), and `/healthz`.
+Every cell is formatted once, when the app is made, so a request only filters, sorts and slices.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import polars as pl
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.exceptions import HTTPException
+
+from armbench.errors import UserError
+from armbench.replicas.tables import TableDir
+from armbench.replicas.web.catalog import SiteCatalog
+from armbench.replicas.web.listing import MAX_LISTED_CHOICES, BadQuery, Column, ListQuery, choice, ordered_rows
+from armbench.replicas.web.pages import add_list_page, create_site, results_context
+from armbench.replicas.web.record import Sections, Spec, sections
+from armbench.tablekit.spec import FieldSpec, TableSpec
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+MISSING = "—"
+BOOL_WORDS = {True: "yes", False: "no"}
+NUMBER = re.compile(r"-?\d{1,18}(\.\d{1,18})?", re.ASCII)
+DATE = re.compile(r"(\d{4})(?:-(\d{2})-(\d{2}))?", re.ASCII)
+LIST_PARAMS = ("sort", "order", "page", "q")  # a select or "contains" filter cannot take these names
+
+
+def shown(value: Any) -> str:
+    """A value as the site writes it: ISO dates, yes/no, numbers without separators (a year
+    stored as a number must not read 1,998), whole floats without ".0"."""
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return BOOL_WORDS[value]
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def noun(field: FieldSpec) -> str:
+    """How prose names a field: "Sorted by area km2", "Unknown country 'X'"."""
+    return field.label or field.name.replace("_", " ")
+
+
+def value_column(name: str) -> str:
+    """The frame's column for a field: prefixed, so a field named `row` cannot meet the row index."""
+    return f"value:{name}"
+
+
+def lower_column(name: str) -> str:
+    return f"lower:{name}"
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One control of the list's form: a select of the field's values, a "contains" box, or
+    `<name>_min` and `<name>_max` boxes (numbers and dates)."""
+
+    field: FieldSpec
+    control: str  # select | contains | range
+    options: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.field.header + (f" ({self.field.unit})" if self.field.unit else "")
+
+    def read(self, params: Mapping[str, str]) -> dict[str, str]:
+        """The parameters this filter was given, checked; a value it cannot honour is a BadQuery."""
+        name = self.field.name
+        if self.control == "select":
+            return {name: choice(params, name, noun(self.field), list(self.options))}
+        if self.control == "contains":
+            return {name: params.get(name, "").strip()}
+        low, high = (params.get(f"{name}_{end}", "").strip() for end in ("min", "max"))
+        bounds = [self.bound(text, end) for text, end in ((low, "min"), (high, "max")) if text]
+        if len(bounds) == 2 and bounds[0] > bounds[1]:
+            raise BadQuery(f"The {noun(self.field)} range is empty: from {low} to {high}.")
+        return {f"{name}_min": low, f"{name}_max": high}
+
+    def bound(self, text: str, end: str) -> Any:
+        """A min or max box's value: a number, or a date from YYYY-MM-DD or YYYY (its first day for
+        min, its last for max)."""
+        if self.field.kind == "number":
+            if not NUMBER.fullmatch(text):
+                raise BadQuery(f"{self.label} {end} must be a number such as 1500 or 2.5; got {text[:40]!r}.")
+            return float(text) if "." in text else int(text)
+        match = DATE.fullmatch(text)
+        try:
+            if match is None:
+                raise ValueError(text)
+            year, month, day = match.groups()
+            if month is None:
+                return date(int(year), 1, 1) if end == "min" else date(int(year), 12, 31)
+            return date(int(year), int(month), int(day))
+        except ValueError:
+            raise BadQuery(f"{self.label} {end} must be a year (YYYY) or a date (YYYY-MM-DD); "
+                           f"got {text[:40]!r}.") from None
+
+    def conditions(self, chosen: Mapping[str, str]) -> list[pl.Expr]:
+        """What the rows must meet for the values `read` accepted (`chosen`)."""
+        name = self.field.name
+        found = []
+        if value := chosen.get(name):
+            if self.control == "contains":
+                found.append(pl.col(lower_column(name)).str.contains(value.lower(), literal=True))
+            else:
+                found.append(pl.col(value_column(name)) == value)
+        if low := chosen.get(f"{name}_min"):
+            found.append(pl.col(value_column(name)) >= self.bound(low, "min"))
+        if high := chosen.get(f"{name}_max"):
+            found.append(pl.col(value_column(name)) <= self.bound(high, "max"))
+        return found
+
+
+@dataclass(frozen=True)
+class TableQuery(ListQuery):
+    """A table's list query. Its filters come from the spec, so they are (parameter, value) pairs
+    rather than fields; `path` is the list page's or a group page's. A table's own subclass
+    (`query_class`) sets COLUMNS and DEFAULT_SORT, the key; empty here because the fuzz suite
+    reads every ListQuery subclass's COLUMNS."""
+
+    chosen: tuple[tuple[str, str], ...] = ()
+    path: str = ""
+    order: str = "asc"
+
+    COLUMNS: ClassVar[Mapping[str, Column]] = {}
+    DEFAULT_SORT: ClassVar[str] = ""
+
+    @property
+    def PATH(self) -> str:  # the list kit's links and form read it
+        return self.path
+
+    @property
+    def is_default_sort(self) -> bool:
+        return (self.sort, self.order) == (self.DEFAULT_SORT, "asc")
+
+    def filters(self) -> dict[str, object]:
+        return dict(self.chosen)
+
+    def value(self, param: str) -> str:
+        """What the form shows in `param`'s control."""
+        return dict(self.chosen).get(param, "")
+
+    @classmethod
+    def parse_sort(cls, params: Mapping[str, str]) -> dict[str, Any]:
+        """sort, order and page; the default order is the key ascending, whatever its kind."""
+        common = cls.parse_common(params)
+        if common["sort"] == cls.DEFAULT_SORT and not params.get("order", "").strip():
+            common["order"] = "asc"
+        return common
+
+
+def query_class(spec: TableSpec, columns: list[Column]) -> type[TableQuery]:
+    attributes = {"COLUMNS": {column.key: column for column in columns}, "DEFAULT_SORT": spec.entity.key}
+    return type(f"{spec.name.title()}Query", (TableQuery,), attributes)
+
+
+@dataclass(frozen=True)
+class TableCatalog(SiteCatalog):
+    """`row_of` maps each key as its page address spells it (`str(value)`), `lower_row_of` the
+    same lower-cased (a key typed in another case); `groups` holds each grouping value's count,
+    `group_spelling` each value lower-cased to its spelling."""
+
+    spec: TableSpec
+    query: type[TableQuery]
+    filters: tuple[Filter, ...]
+    layout: Sections
+    lower_row_of: dict[str, int]
+    groups: dict[str, int]
+    group_spelling: dict[str, str]
+
+    def find(self, key: str) -> int | None:
+        """A row by its key: exact, else ignoring case."""
+        found = self.row_of.get(key)
+        return self.lower_row_of.get(key.lower()) if found is None else found
+
+    def group_value(self, value: str) -> str | None:
+        """A grouping value as the table spells it: exact, else ignoring case."""
+        return value if value in self.groups else self.group_spelling.get(value.lower())
+
+
+def list_column(field: FieldSpec) -> Column:
+    """A list column; yes/no sorts as text."""
+    kind = "text" if field.kind == "bool" else field.kind
+    header = field.header + (f" ({field.unit})" if field.unit else "")
+    return Column(field.name, header, noun(field), value_column(field.name), kind,
+                  lambda row: shown(row[field.name]))
+
+
+def form_filter(field: FieldSpec, table: pl.DataFrame) -> Filter:
+    if field.kind == "bool":
+        return Filter(field, "select", tuple(BOOL_WORDS.values()))
+    if field.kind != "text":
+        return Filter(field, "range")
+    values = table[field.name].drop_nulls().unique().to_list()
+    if len(values) > MAX_LISTED_CHOICES:
+        return Filter(field, "contains")
+    return Filter(field, "select", tuple(sorted(values, key=lambda value: (value.lower(), value))))
+
+
+def line(field: FieldSpec) -> Spec:
+    """An entity page's line: the value with its unit, or "—" and what a null means."""
+    def show(value: Any) -> str:
+        if value is None:
+            return f"{MISSING} ({field.nulls})" if field.nulls else MISSING
+        return shown(value) + (f" {field.unit}" if field.unit else "")
+
+    return Spec(field.header, (field.name,), show)
+
+
+def first_index(texts: list[str]) -> dict[str, int]:
+    """Each text's first row."""
+    return {text: index for index, text in reversed(list(enumerate(texts)))}
+
+
+def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
+    columns = [list_column(spec.field(name)) for name in spec.site.list_fields]
+    filters = tuple(form_filter(spec.field(name), table) for name in spec.site.filters)
+    taken = [f.field.name for f in filters if f.control != "range" and f.field.name in LIST_PARAMS]
+    if taken:
+        raise UserError(f"site.filters: the list page cannot filter on {', '.join(taken)}: "
+                        f"{', '.join(LIST_PARAMS)} are its own parameters")
+    lowered = {f.field.name for f in filters if f.control == "contains"} | ({spec.entity.key} if spec.site.search else set())
+    frame = table.with_row_index("row").select(
+        "row",
+        *(pl.col(f.name).replace_strict(BOOL_WORDS, default=None, return_dtype=pl.Utf8).alias(value_column(f.name))
+          if f.kind == "bool" else pl.col(f.name).alias(value_column(f.name)) for f in spec.fields),
+        *(pl.col(name).cast(pl.Utf8).str.to_lowercase().alias(lower_column(name)) for name in lowered),
+    )
+    keys = [str(value) for value in table[spec.entity.key].to_list()]
+    cells = [{"href": f"{spec.site.path}/{quote(key, safe='')}", **{c.key: c.cell(row) for c in columns}}
+             for key, row in zip(keys, table.iter_rows(named=True))]
+    groups: dict[str, int] = {}
+    if spec.site.group_by:
+        counts = table[spec.site.group_by].drop_nulls().value_counts()
+        groups = dict(sorted(counts.iter_rows(), key=lambda pair: (pair[0].lower(), pair[0])))
+    return TableCatalog(
+        table=table,
+        frame=frame,
+        cells=cells,
+        row_of=first_index(keys),
+        spec=spec,
+        query=query_class(spec, columns),
+        filters=filters,
+        layout=((f"About this {spec.entity.one}", tuple(line(field) for field in spec.fields)),),
+        lower_row_of=first_index([key.lower() for key in keys]),
+        groups=groups,
+        group_spelling={value.lower(): value for value in reversed(groups)},
+    )
+
+
+def parse_query(params: Mapping[str, str], catalog: TableCatalog) -> TableQuery:
+    chosen = {param: value for f in catalog.filters for param, value in f.read(params).items()}
+    if catalog.spec.site.search:
+        chosen["q"] = params.get("q", "").strip()
+    return catalog.query(chosen=tuple((param, value) for param, value in chosen.items() if value),
+                         path=catalog.spec.site.path, **catalog.query.parse_sort(params))
+
+
+def select(catalog: TableCatalog, query: TableQuery) -> list[int]:
+    """Row indices matching the list's filters and search, in the query's order."""
+    chosen = dict(query.chosen)
+    found = [condition for f in catalog.filters for condition in f.conditions(chosen)]
+    if chosen.get("q"):
+        found.append(pl.col(lower_column(catalog.spec.entity.key)).str.contains(chosen["q"].lower(), literal=True))
+    return in_order(catalog, catalog.frame.filter(*found) if found else catalog.frame, query)
+
+
+def in_order(catalog: TableCatalog, frame: pl.DataFrame, query: TableQuery) -> list[int]:
+    """`frame`'s row indices by the query's column (the key when it is not listed); nulls last,
+    ties by the key."""
+    key = value_column(catalog.spec.entity.key)
+    return ordered_rows(frame, query, key, key)
+
+
+def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
+    data = make_catalog(spec, tables.load(spec.table))
+    site, path, key_field = spec.site, spec.site.path, spec.field(spec.entity.key)
+    one, many = spec.entity.one, spec.entity.many
+    app, templates = create_site(spec.title, spec.name, tables.hash(), TEMPLATES, path, f"Browse all {many}")
+    # What base.html and the breadcrumbs need on every page, error pages too.
+    templates.env.globals.update(heading=site.heading, list_path=path, provenance=spec.provenance, noun=many)
+    group = spec.field(site.group_by) if site.group_by else None
+    groups_path = f"{path}/by-{site.group_by}"
+    groups_link = {"groups_path": groups_path, "group_noun": noun(group)} if group else {}
+
+    def unset(count: int) -> str:
+        """The start of "2 cities have no country": the rows no group page lists."""
+        if count == 0:
+            return ""
+        return f"1 {one} has" if count == 1 else f"{count:,} {many} have"
+
+    def group_url(value: str) -> str:
+        return f"{groups_path}/{quote(value, safe='')}"
+
+    form = {"filters": data.filters, "search": key_field.header if site.search else "", **groups_link}
+    add_list_page(app, templates, path, data, parse_query, select, (one, many), form)
+
+    if group is not None:  # before the entity pages, whose {key:path} would take these addresses
+        @app.get(groups_path, response_class=HTMLResponse)
+        def group_index(request: Request) -> Response:
+            context = {"field": group, "groups": [(value, f"{count:,}", group_url(value))
+                                                  for value, count in data.groups.items()],
+                       "unset": unset(data.table.height - sum(data.groups.values())), **groups_link}
+            return templates.TemplateResponse(request, "group_index.html", context)
+
+        @app.get(groups_path + "/{value:path}", response_class=HTMLResponse)
+        def group_page(request: Request, value: str) -> Response:
+            known = data.group_value(value)
+            if known is None:
+                raise HTTPException(404, f"No {one} has the {noun(group)} {value[:80]!r}. "
+                                         f"See every {noun(group)} at {groups_path}.")
+            try:
+                query = data.query(path=group_url(known), **data.query.parse_sort(request.query_params))
+            except BadQuery as exc:
+                raise HTTPException(400, str(exc)) from None
+            rows = in_order(data, data.frame.filter(pl.col(value_column(group.name)) == known), query)
+            context = results_context(query, rows, data.cells, lambda n: f"{n:,} {one if n == 1 else many}")
+            return templates.TemplateResponse(request, "group.html",
+                                              {**context, "field": group, "value": known, **groups_link})
+
+    @app.get(path + "/{key:path}", response_class=HTMLResponse)
+    def entity_page(request: Request, key: str) -> Response:
+        index = data.find(key)
+        if index is None:
+            raise HTTPException(404, f"No {one} has the {noun(key_field)} {key[:80]!r}. "
+                                     f"Find it in the list at {path}.")
+        row = data.row(index)
+        value = row[group.name] if group else None
+        context = {"title": shown(row[key_field.name]), "sections": sections(data.layout, row),
+                   "group_value": value, "group_url": None if value is None else group_url(value)}
+        return templates.TemplateResponse(request, "entity.html", context)
+
+    return app

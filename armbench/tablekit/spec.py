@@ -1,0 +1,131 @@
+"""`domain.yaml`: everything a table domain declares, read into `TableSpec` (pydantic).
+
+A table domain is one table of entities shown three ways: a replica website (a filterable,
+sortable list, one page per entity, optionally one page per value of a grouping field), a typed
+query tool over the same rows (`armbench.tools.table_query`), and DATA.md. This module only reads
+and checks the declaration: it imports no polars or FastAPI, so naming a domain stays light.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from armbench.errors import UserError, read_text
+
+SPEC_FILE = "domain.yaml"
+NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")
+Kind = Literal["text", "number", "date", "bool"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldSpec(Strict):
+    """One column, as the site, the tool and DATA.md describe it."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: Kind
+    label: str = ""  # the site's column header; the name, spaced, when empty
+    unit: str = ""  # "people", "USD", "km²": shown beside values and in the tool's field list
+    description: str = ""
+    example: Any = None  # a value the tool's description may show
+    nulls: str = ""  # what a missing value means ("not reported")
+
+    @property
+    def header(self) -> str:
+        return self.label or self.name.replace("_", " ").capitalize()
+
+
+class EntitySpec(Strict):
+    key: str  # a field unique per row: the entity's page is <site.path>/<key value>
+    one: str  # "city": "1 city matches"
+    many: str  # "cities"
+
+
+class SiteSpec(Strict):
+    path: str = Field(pattern=r"^/[a-z0-9][a-z0-9_-]*$")  # the list page; entity pages below it
+    heading: str  # the list page's <h1>
+    list_fields: list[str] = Field(min_length=1)  # the list's columns, the first links to the entity
+    filters: list[str] = []  # fields the list's form filters on
+    search: bool = True  # a "name contains" box over the key field
+    group_by: str | None = None  # a text field: an index of its values, one page per value
+
+
+class ExampleSpec(Strict):
+    """The tool description's one worked example: what it asks, and the arguments."""
+
+    says: str
+    args: dict[str, Any]
+
+
+class ToolSpec(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    intro: str  # one paragraph: what the table is, one row per what
+    default_fields: list[str] = Field(min_length=1)
+    tie: str  # orders unsorted rows and breaks ties; usually the key
+    example: ExampleSpec
+
+
+class TableSpec(Strict):
+    name: str
+    title: str  # how every arm's system prompt names the replica
+    port_offset: int = Field(ge=0, le=99)
+    table: str  # data/<table>.parquet
+    source: str  # the CSV the build reads, relative to the domain folder (copied in, with provenance)
+    provenance: str  # where the data comes from and its licence: DATA.md's first section
+    entity: EntitySpec
+    fields: list[FieldSpec] = Field(min_length=1)
+    site: SiteSpec
+    tool: ToolSpec
+
+    @model_validator(mode="after")
+    def names_declared_fields(self) -> TableSpec:
+        """Every field the spec uses elsewhere is one of `fields`, with a kind that can serve."""
+        kinds = {field.name: field.kind for field in self.fields}
+        if len(kinds) != len(self.fields):
+            raise ValueError("two fields have the same name")
+        used = {
+            "entity.key": [self.entity.key],
+            "site.list_fields": self.site.list_fields,
+            "site.filters": self.site.filters,
+            "site.group_by": [self.site.group_by] if self.site.group_by else [],
+            "tool.default_fields": self.tool.default_fields,
+            "tool.tie": [self.tool.tie],
+        }
+        for where, names in used.items():
+            unknown = [name for name in names if name not in kinds]
+            if unknown:
+                raise ValueError(f"{where} names {', '.join(unknown)}, not a declared field")
+        if self.site.group_by and kinds[self.site.group_by] != "text":
+            raise ValueError(f"site.group_by {self.site.group_by} must be a text field")
+        if not NAME.fullmatch(self.name):
+            raise ValueError(f"name {self.name!r} must be lower-case letters, digits and _, from a letter")
+        return self
+
+    def field(self, name: str) -> FieldSpec:
+        return next(field for field in self.fields if field.name == name)
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        return {field.name: field.kind for field in self.fields}
+
+
+def load_spec(folder: Path) -> TableSpec:
+    """The folder's domain.yaml; every problem a UserError naming the file (and the field)."""
+    path = folder / SPEC_FILE
+    try:
+        raw = yaml.safe_load(read_text(path, "domain spec"))
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError, RecursionError) as error:
+        raise UserError(f"{path} is not valid YAML: {error}") from None
+    try:
+        return TableSpec.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, issue['loc'])) or 'spec'}: {issue['msg']}" for issue in error.errors()
+        )
+        raise UserError(f"{path}: {problems}") from None

@@ -1,0 +1,111 @@
+"""A table domain's typed tool, `<name>_query`: `armbench.tools.table_query` over the domain's table,
+described from domain.yaml (intro, fields with units and null meanings, one worked example).
+
+The example in the description is the spec's, so it can be checked against the questions like any
+other tool's (no example may be a question's solution).
+"""
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+from urllib.parse import quote
+
+import polars as pl
+
+from armbench.replicas.serve import Replica, endpoint
+from armbench.replicas.tables import TableDir
+from armbench.tablekit.spec import FieldSpec, TableSpec
+from armbench.tools.base import MAX_RESULT_CHARS, Tool
+from armbench.tools.table_query import (
+    AGGREGATE_SPEC,
+    FILTERS_SPEC,
+    SOURCE_URL,
+    TableFields,
+    args_model,
+    prepare,
+    run_query,
+)
+
+QUERY_KIND = {"text": "string", "number": "number", "date": "date", "bool": "boolean"}
+KIND_WORDS = {"text": "text", "number": "number", "date": 'date ("YYYY-MM-DD")', "bool": "true/false"}
+BOOLEAN_OPS = "- true/false ops: eq, ne (value true or false)."
+
+
+def table_fields(spec: TableSpec) -> TableFields:
+    examples: dict[str, Any] = {"string": "text", "number": 1, "date": "2000", "boolean": True}
+    for field in reversed(spec.fields):  # the first field's example of each kind wins
+        if field.example is not None:
+            examples[QUERY_KIND[field.kind]] = field.example
+    return TableFields(
+        kinds={field.name: QUERY_KIND[field.kind] for field in spec.fields},
+        default_fields=tuple(spec.tool.default_fields),
+        tie=spec.tool.tie,
+        examples=examples,
+        noun=spec.entity.one,
+    )
+
+
+def field_line(field: FieldSpec) -> str:
+    details = [KIND_WORDS[field.kind]]
+    if field.unit:
+        details.append(field.unit)
+    line = f"- {field.name} ({', '.join(details)})"
+    if field.description:
+        line += f": {field.description}"
+    if field.nulls:
+        line += f"; null = {field.nulls}"
+    return line
+
+
+def description(spec: TableSpec, table: TableFields, rows: int) -> str:
+    tool = spec.tool
+    filters = FILTERS_SPEC.replace("- any field:", f"{BOOLEAN_OPS}\n- any field:") if table.of_kind("boolean") \
+        else FILTERS_SPEC
+    return "\n\n".join([
+        f"{tool.intro} {rows:,} rows, one per {spec.entity.one}; the same rows as the website's "
+        f"{spec.site.heading} pages.",
+        "Fields:\n" + "\n".join(field_line(field) for field in spec.fields),
+        filters,
+        f"sort_by + order (\"desc\" by default): rows lacking the field come last in either order; ties go by "
+        f"{table.tie}. Without sort_by, rows are in {table.tie} order. limit: 1-{table.max_limit} rows (default "
+        f"50); the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; "
+        f"source_url (the {spec.entity.one}'s page on the website) is always in every row.",
+        AGGREGATE_SPEC,
+        "Result: matched, returned, truncated, rows, plus note (when truncated), sort {field, order, missing} "
+        "(with sort_by) and aggregate {fn, field, value, rows, missing} (when asked); \"missing\" counts matched "
+        "rows with no value for that field. Mistakes return {\"error\": {type, message, ...}} naming the valid "
+        "choices.",
+        f"Example: {tool.example.says}:\n{json.dumps(tool.example.args)}",
+    ])
+
+
+def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
+    """The tool as a class, as every domain's TOOLS lists them; its frame loads on first call."""
+    table = table_fields(spec)
+    base_rows = tables.load(spec.table)
+    key, path = spec.entity.key, spec.site.path
+
+    @cache
+    def frame() -> pl.DataFrame:
+        links = [f"{path}/{quote(str(value), safe='')}" for value in base_rows[key].to_list()]
+        return prepare(base_rows.with_columns(pl.Series(SOURCE_URL, links)), table)
+
+    def site() -> str:
+        return endpoint(Replica(spec.name, spec.port_offset, "", tables.hash())).base_url
+
+    async def run(self: Tool, args: Any) -> dict[str, Any]:
+        result = run_query(table, frame(), args)
+        base = site()
+        for row in result["rows"]:
+            row[SOURCE_URL] = base + row[SOURCE_URL]
+        return result
+
+    camel = "".join(part.capitalize() for part in spec.tool.name.split("_"))
+    return type(camel, (Tool,), {
+        "__doc__": f"`{spec.tool.name}`: the {spec.name} table domain's typed query (armbench.tablekit).",
+        "name": spec.tool.name,
+        "description": description(spec, table, base_rows.height),
+        "Args": args_model(f"{camel}Args", table),
+        "run": run,
+    })
