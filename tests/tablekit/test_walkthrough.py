@@ -1,0 +1,104 @@
+"""The README's "Benchmark a tool on your own table", followed literally with the tests' 40-city CSV,
+in a temporary domains and questions folder: scaffold, build, check, add the README's question,
+verify, freeze, the oracle at 100% in both arms, and `bench mcp serve cities` offering cities_query.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+from mcp import Client, StdioServerParameters
+
+from armbench.paths import ROOT
+
+BENCH = [sys.executable, "-m", "armbench.cli"]
+README = ROOT / "README.md"
+CSV = ROOT / "tests" / "fixtures" / "cities.csv"
+
+
+def walkthrough() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Benchmark a tool on your own table")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def readme_commands(section: str) -> list[list[str]]:
+    """Every `.venv/bin/bench ...` line of the section's shell blocks, comments dropped."""
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    return [line.split()[1:] for line in lines if line.startswith(".venv/bin/bench ")]
+
+
+def readme_question(section: str) -> dict:
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    return yaml.safe_load(block)
+
+
+def test_the_readme_walkthrough(tmp_path, replica_env):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
+    (tmp_path / "domains").mkdir()
+
+    def bench(*args: str) -> subprocess.CompletedProcess:
+        result = subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+        assert result.returncode == 0, f"bench {' '.join(args)}:\n{result.stdout}{result.stderr}"
+        return result
+
+    section = walkthrough()
+    commands = readme_commands(section)
+    assert [command[:2] for command in commands] == [
+        ["domain", "new"], ["data", "build"], ["domain", "check"], ["questions", "verify"],
+        ["questions", "freeze"], ["run", "--domain"], ["mcp", "serve"]]
+    new, build, check, verify, freeze, run, _serve = commands
+
+    bench(*new)
+    bench(*build)
+    assert bench(*check).stdout.startswith("ok: cities: 7 fields, 40 rows")
+
+    design = tmp_path / "questions" / "cities" / "design.yaml"
+    document = yaml.safe_load(design.read_text())
+    assert document["questions"] == []
+    question = yaml.safe_dump(readme_question(section), sort_keys=False)
+    design.write_text(design.read_text().replace("\nquestions: []\n", f"\n{question}", 1))
+    bench(*verify)
+    bench(*freeze)
+    assert "cities/design" in json.loads((tmp_path / "questions" / "questions.lock").read_text())
+
+    bench(*run, "--out", str(tmp_path / "run"), "--quiet")
+    records = [json.loads(line) for line in (tmp_path / "run" / "runs.jsonl").read_text().splitlines()]
+    assert {record["arm"] for record in records} == {"browsing", "tooled"}
+    assert all(record["correct"] for record in records), [(r["run_id"], r["error"]) for r in records]
+    assert all(r["actions_by_tool"].get("cities_query") for r in records if r["arm"] == "tooled")
+
+
+async def test_bench_mcp_serve_offers_the_table_tool(tmp_path):
+    from armbench.domains import DOMAINS
+    from armbench.tablekit.check import Taken
+    from armbench.tablekit.scaffold import new_domain
+
+    new_domain("cities", CSV, key=None, title=None, taken=Taken.of(DOMAINS.values()),
+               domains_dir=tmp_path / "domains", questions_dir=tmp_path / "questions")
+    env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path / "domains"),
+           "ARMBENCH_QUESTIONS_DIR": str(tmp_path / "questions")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "armbench.cli", "mcp", "serve", "cities"],
+                                   env=env)
+    async with Client(server) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+    assert listed == ["cities_query"]
+
+
+def test_a_broken_csv_is_one_line_and_writes_nothing(tmp_path):
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("name,population\nLyon,522250\nParis\n")
+    env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path / "domains"),
+           "ARMBENCH_QUESTIONS_DIR": str(tmp_path / "questions")}
+    (tmp_path / "domains").mkdir()
+    result = subprocess.run([*BENCH, "domain", "new", "broken", "--csv", str(ragged)], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "ragged.csv:3 has 1 values" in result.stderr
+    assert list((tmp_path / "domains").iterdir()) == [] and not (tmp_path / "questions").exists()
