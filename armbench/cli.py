@@ -521,13 +521,15 @@ def domain_new(
     title: Annotated[Optional[str], typer.Option(help="How every arm's system prompt names the replica.")] = None,
 ) -> None:
     """Scaffold a table domain from a CSV: domain.yaml, the data, empty question sets."""
+    import armbench.domains
     from armbench.domains import DOMAINS, domains_dir
     from armbench.paths import QUESTIONS_DIR
     from armbench.tablekit.check import Taken
     from armbench.tablekit.scaffold import new_domain
 
-    made = new_domain(name, csv, key=key, title=title, taken=Taken.of(DOMAINS.values()),
-                      domains_dir=domains_dir(), questions_dir=QUESTIONS_DIR)
+    taken = Taken.of(DOMAINS.values(), reserved=vars(armbench.domains))
+    made = new_domain(name, csv, key=key, title=title, taken=taken, domains_dir=domains_dir(),
+                      questions_dir=QUESTIONS_DIR)
     for path in made.written:
         out.print(f"wrote {shown_path(path)}", highlight=False, markup=False, soft_wrap=True)
     kinds = ", ".join(f"{field} {kind}" for field, kind in made.kinds.items())

@@ -2,16 +2,17 @@
 
 What it checks, in order (a check that needs an earlier one to pass is skipped when it fails):
 - the folder has an `__init__.py` (else armbench does not find the domain) and domain.yaml loads
-  (`load_spec`: every field the spec uses is declared, kinds are known, ...), naming the folder,
-  with no field the kit reserves and no filter the list page cannot take;
+  (`load_spec`: every field the spec uses is declared, kinds are known, no field the kit reserves,
+  no filter the list page cannot take, ...), naming the folder;
 - its port offset and table name are no other domain's;
 - the source CSV reads (`read_csv`) and has every declared field as a column;
-- every value fits its field's kind (build.py's own parsing; the first bad row is named);
-- the key is non-empty and unique on every row;
+- every value fits its field's kind (build.py's own parsing; the first bad line is named);
+- the key is non-empty and unique on every row, and no key is "." or ".." (no URL can name those);
 - data/<table>.parquet is what `bench data build` would write now: the table is rebuilt in
   memory from the CSV and domain.yaml (the same work as the build, without compression) and
   compared column by column, dtypes and values; data/DATA.md is compared with the text the build
-  would write; no other table lies in data/.
+  would write; no other table lies in data/;
+- the tool's worked example runs on the table without an error.
 Reminders that are not problems (provenance still TODO, fields without a description) are notes.
 
 This layer cannot import the registry (`armbench.domains` imports table domains, not the reverse):
@@ -27,19 +28,13 @@ from typing import Any
 import polars as pl
 
 from armbench.errors import UserError, read_text
-from armbench.paths import ROOT
+from armbench.replicas.tables import TableDir
 from armbench.tablekit.build import data_md, typed
-from armbench.tablekit.csvfile import read_csv
+from armbench.tablekit.csvfile import CsvTable, read_csv
 from armbench.tablekit.spec import NAME, SPEC_FILE, TableSpec, load_spec
 
-DOMAINS_DIR = ROOT / "armbench" / "domains"
 TODO = "TODO"
-# Names a field cannot have: what the kit puts beside the spec's fields.
-RESERVED_FIELDS = {
-    "source_url": "the typed tool adds it to every row (the entity's page on the site)",
-    "row": "the site numbers the rows in a column of that name",
-}
-SITE_PARAMS = ("sort", "order", "page", "q")  # the list page's own parameters (site.LIST_PARAMS): no text filter's
+UNNAMEABLE_KEYS = (".", "..")  # a URL path cannot end in them: clients resolve them away
 
 
 @dataclass(frozen=True)
@@ -48,14 +43,15 @@ class Taken:
 
     offsets: Mapping[str, int] = field(default_factory=dict)  # domain name -> port offset
     tables: Mapping[str, str] = field(default_factory=dict)  # table name -> domain name
+    reserved: frozenset[str] = frozenset()  # names no domain package may take (the registry's own)
 
     @classmethod
-    def of(cls, domains: Iterable[Any]) -> Taken:
+    def of(cls, domains: Iterable[Any], reserved: Iterable[str] = ()) -> Taken:
         """From registered domains (`armbench.domains.DOMAINS.values()`: each with `name`,
-        `port_offset` and `tables`, a TableDir)."""
+        `port_offset` and `tables`, a TableDir) and the names of the registry's module."""
         domains = list(domains)
         return cls({d.name: d.port_offset for d in domains},
-                   {table: d.name for d in domains for table in d.tables.names()})
+                   {table: d.name for d in domains for table in d.tables.names()}, frozenset(reserved))
 
     def with_folder(self, domains_dir: Path) -> Taken:
         """Plus the table domains in `domains_dir` the registry does not hold (one scaffolded
@@ -68,11 +64,16 @@ class Taken:
                 continue
             offsets.setdefault(spec.name, spec.port_offset)
             tables.setdefault(spec.table, spec.name)
-        return Taken(offsets, tables)
+        return Taken(offsets, tables, self.reserved)
+
+    def free_offset(self) -> int | None:
+        """The smallest port offset 0-99 no domain has."""
+        used = set(self.offsets.values())
+        return next((offset for offset in range(100) if offset not in used), None)
 
     def without(self, name: str) -> Taken:
         return Taken({d: o for d, o in self.offsets.items() if d != name},
-                     {t: d for t, d in self.tables.items() if d != name})
+                     {t: d for t, d in self.tables.items() if d != name}, self.reserved)
 
 
 @dataclass(frozen=True)
@@ -100,35 +101,31 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
         return Checked(name, [*found, one_line(str(error))], [], "")
     if spec.name != name:
         found.append(f"{folder / SPEC_FILE}: name is {spec.name!r} but the folder is {name!r}; make them the same")
-    found += [f"{SPEC_FILE}: no field can be named {f.name} ({RESERVED_FIELDS[f.name]}); rename the column"
-              for f in spec.fields if f.name in RESERVED_FIELDS]
-    clashing = [f for f in spec.site.filters if f in SITE_PARAMS and spec.field(f).kind != "number"]
-    if clashing:
-        found.append(f"{SPEC_FILE}: site.filters: the list page cannot filter on {', '.join(clashing)} "
-                     f"({', '.join(SITE_PARAMS)} are its own parameters); take them out")
     found += clashes(spec, (taken or Taken()).with_folder(folder.parent).without(spec.name).without(name))
     source = folder / spec.source
     try:
-        raw = read_csv(source)
+        csv = read_csv(source)
     except UserError as error:
         return Checked(name, [*found, one_line(str(error))], [], "")
-    missing = [f.name for f in spec.fields if f.name not in raw.columns]
+    missing = [f.source_column for f in spec.fields if f.source_column not in csv.frame.columns]
     if missing:
-        found.append(f"{folder / SPEC_FILE} declares field(s) {', '.join(missing)}, which {source} lacks "
-                     f"(its columns: {', '.join(raw.columns)})")
+        found.append(f"{source} lacks the declared column(s) {', '.join(missing)} (its columns: "
+                     f"{', '.join(csv.frame.columns)})")
     columns: dict[str, pl.Series] = {}
     for declared in spec.fields:
-        if declared.name in raw.columns:
+        if declared.source_column in csv.frame.columns:
             try:
-                columns[declared.name] = typed(raw[declared.name].to_list(), declared, source)
+                columns[declared.name] = typed(csv, declared, source)
             except UserError as error:
                 found.append(str(error))
     if spec.entity.key in columns:
-        found += key_problems(columns[spec.entity.key], source)
+        found += key_problems(columns[spec.entity.key], csv, source)
     built = pl.DataFrame(list(columns.values())) if len(columns) == len(spec.fields) else None
     found += data_problems(spec, folder, built)
+    if not found:
+        found += example_problems(spec, folder)
     found = [one_line(problem) for problem in found]
-    summary = (f"{len(spec.fields)} fields, {raw.height:,} rows, key {spec.entity.key} unique, port offset "
+    summary = (f"{len(spec.fields)} fields, {csv.frame.height:,} rows, key {spec.entity.key} unique, port offset "
                f"{spec.port_offset}; data/{spec.table}.parquet and data/DATA.md match {spec.source} and {SPEC_FILE}")
     return Checked(name, found, notes(spec, folder), summary)
 
@@ -142,8 +139,7 @@ def clashes(spec: TableSpec, others: Taken) -> list[str]:
     found = []
     holder = next((d for d, offset in others.offsets.items() if offset == spec.port_offset), None)
     if holder is not None:
-        used = set(others.offsets.values())
-        free = next((offset for offset in range(100) if offset not in used), None)
+        free = others.free_offset()
         found.append(f"{SPEC_FILE}: port_offset {spec.port_offset} is domain {holder!r}'s too"
                      + (f"; the smallest free offset is {free}" if free is not None else ""))
     if spec.table in others.tables:
@@ -152,20 +148,37 @@ def clashes(spec: TableSpec, others: Taken) -> list[str]:
     return found
 
 
-def key_problems(key: pl.Series, source: Path) -> list[str]:
-    """The key field's first empty row and first repeated value, by the CSV's line numbers."""
+def key_problems(key: pl.Series, csv: CsvTable, source: Path) -> list[str]:
+    """Why `key` cannot name the rows: its first empty row, first repeated value, or a value no URL
+    can end in, by the CSV's line numbers; [] when it can."""
     found = []
     empty = key.is_null().arg_true()
     if len(empty):
-        found.append(f"{source}:{empty[0] + 2}: the key {key.name} is empty; every row needs one")
+        found.append(f"{source}:{csv.line(empty[0])}: the key {key.name} is empty; every row needs one")
     repeated = key.is_duplicated() & key.is_not_null()
     if repeated.any():
-        first = repeated.arg_true()[0]
-        value = key[int(first)]
-        rows = (key == value).arg_true().to_list()[:2]
-        found.append(f"{source}: the key {key.name} is not unique: {value!r} is on rows {rows[0] + 2} and "
-                     f"{rows[1] + 2}; choose a unique field as entity.key")
+        value = key[int(repeated.arg_true()[0])]
+        first, second = (key == value).arg_true().to_list()[:2]
+        found.append(f"{source}: the key {key.name} is not unique: {value!r} is on lines {csv.line(first)} and "
+                     f"{csv.line(second)}; choose a unique field as entity.key")
+    unnameable = key.cast(pl.Utf8).is_in(UNNAMEABLE_KEYS).arg_true()
+    if len(unnameable):
+        found.append(f"{source}:{csv.line(unnameable[0])}: the key {key.name} is {key[int(unnameable[0])]!r}, "
+                     "which no page address can end in; change it")
     return found
+
+
+def example_problems(spec: TableSpec, folder: Path) -> list[str]:
+    """The tool's worked example, run on the built table: a model is shown it, so it must work."""
+    import asyncio
+
+    from armbench.tablekit.tool import tool_class
+
+    outcome = asyncio.run(tool_class(spec, TableDir(folder / "data"))().invoke(spec.tool.example.args))
+    if outcome.is_error:
+        error = outcome.result["error"]
+        return [f"{folder / SPEC_FILE}: tool.example.args fail: {error['type']}: {error['message']}"]
+    return []
 
 
 def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None) -> list[str]:
@@ -227,7 +240,7 @@ def notes(spec: TableSpec, folder: Path) -> list[str]:
     return found
 
 
-def locate(name: str, registered: Mapping[str, Any], domains_dir: Path = DOMAINS_DIR) -> Path:
+def locate(name: str, registered: Mapping[str, Any], domains_dir: Path) -> Path:
     """The folder of the table domain `name`: a registered domain's own (its tables' parent), else
     `domains_dir/name`; a UserError when there is none or it has no domain.yaml."""
     if not NAME.fullmatch(name):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -17,7 +18,18 @@ from armbench.errors import UserError
 MAX_BYTES = 1 << 30
 
 
-def read_csv(path: Path) -> pl.DataFrame:
+@dataclass(frozen=True)
+class CsvTable:
+    """The CSV's columns as text, and the file line each row ends on (for messages)."""
+
+    frame: pl.DataFrame
+    lines: list[int]
+
+    def line(self, row: int) -> int:
+        return self.lines[row]
+
+
+def read_csv(path: Path) -> CsvTable:
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -30,11 +42,15 @@ def read_csv(path: Path) -> pl.DataFrame:
         raise UserError(f"CSV {path} is not UTF-8 text at byte {error.start}") from None
     except OSError as error:
         raise UserError(f"cannot read CSV {path}: {error.strerror}") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows, lines = [], []
     try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        for row in reader:
+            if row:  # a blank line
+                rows.append(row)
+                lines.append(reader.line_num)
     except csv.Error as error:
-        raise UserError(f"CSV {path} does not parse: {error}") from None
-    rows = [row for row in rows if row]  # blank lines
+        raise UserError(f"CSV {path}:{reader.line_num} does not parse: {error}") from None
     if not rows:
         raise UserError(f"CSV {path} is empty: it needs a header line and at least one row")
     header, body = [name.strip() for name in rows[0]], rows[1:]
@@ -43,10 +59,12 @@ def read_csv(path: Path) -> pl.DataFrame:
         raise UserError(f"CSV {path}: {problem}")
     if not body:
         raise UserError(f"CSV {path} has a header but no rows")
-    for number, row in enumerate(body, start=2):
+    for row, line in zip(body, lines[1:], strict=True):
         if len(row) != len(header):
-            raise UserError(f"CSV {path}:{number} has {len(row)} values; the header has {len(header)} columns")
-    return pl.DataFrame({name: [row[i] for row in body] for i, name in enumerate(header)}, schema=dict.fromkeys(header, pl.Utf8))
+            raise UserError(f"CSV {path}:{line} has {len(row)} values; the header has {len(header)} columns")
+    frame = pl.DataFrame({name: [row[i] for row in body] for i, name in enumerate(header)},
+                         schema=dict.fromkeys(header, pl.Utf8))
+    return CsvTable(frame, lines[1:])
 
 
 def header_problem(header: list[str]) -> str | None:

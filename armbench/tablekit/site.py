@@ -3,13 +3,16 @@ sites use (armbench/replicas/web).
 
 Routes: `/` (redirects to the list), `{path}` (the list: filters from `site.filters`, a "contains"
 box over the key, every column sortable, 100 rows a page, by the key A to Z by default),
-`{path}/{key}` (one entity, every field), with `site.group_by` also `{path}/by-{field}` (each
-value and its count) and `{path}/by-{field}/{value}` (that value's list), and `/healthz`.
-Every cell is formatted once, when the app is made, so a request only filters, sorts and slices.
+`{path}/{key}` (one entity, every field), with `site.group_by` also `{path}-by-{field}` (each
+value and its count) and `{path}-by-{field}/{value}` (that value's list, the value spelled as the
+entity page shows it), and `/healthz`. Group pages sit beside the list rather than below it, so no
+key's page can take their address. Every cell is formatted once, when the app is made, so a
+request only filters, sorts and slices.
 """
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -22,7 +25,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.exceptions import HTTPException
 
-from armbench.errors import UserError
 from armbench.replicas.tables import TableDir
 from armbench.replicas.web.catalog import SiteCatalog
 from armbench.replicas.web.listing import MAX_LISTED_CHOICES, BadQuery, Column, ListQuery, choice, ordered_rows
@@ -35,7 +37,6 @@ MISSING = "—"
 BOOL_WORDS = {True: "yes", False: "no"}
 NUMBER = re.compile(r"-?\d{1,18}(\.\d{1,18})?", re.ASCII)
 DATE = re.compile(r"(\d{4})(?:-(\d{2})-(\d{2}))?", re.ASCII)
-LIST_PARAMS = ("sort", "order", "page", "q")  # a select or "contains" filter cannot take these names
 
 
 def shown(value: Any) -> str:
@@ -58,12 +59,18 @@ def noun(field: FieldSpec) -> str:
 
 
 def value_column(name: str) -> str:
-    """The frame's column for a field: prefixed, so a field named `row` cannot meet the row index."""
+    """The frame's column for a field. The frame holds only prefixed columns and `row`, the index
+    the web kit orders by, so a field may be named `row`."""
     return f"value:{name}"
 
 
 def lower_column(name: str) -> str:
     return f"lower:{name}"
+
+
+def shown_column(name: str) -> str:
+    """A field's values as `shown` writes them: what a group page's address matches."""
+    return f"shown:{name}"
 
 
 @dataclass(frozen=True)
@@ -173,8 +180,8 @@ def query_class(spec: TableSpec, columns: list[Column]) -> type[TableQuery]:
 @dataclass(frozen=True)
 class TableCatalog(SiteCatalog):
     """`row_of` maps each key as its page address spells it (`str(value)`), `lower_row_of` the
-    same lower-cased (a key typed in another case); `groups` holds each grouping value's count,
-    `group_spelling` each value lower-cased to its spelling."""
+    same lower-cased (a key typed in another case); `groups` holds each grouping value's count
+    under its shown text, `group_spelling` each such text lower-cased to its spelling."""
 
     spec: TableSpec
     query: type[TableQuery]
@@ -228,27 +235,33 @@ def first_index(texts: list[str]) -> dict[str, int]:
     return {text: index for index, text in reversed(list(enumerate(texts)))}
 
 
+def group_counts(values: list[Any]) -> dict[str, int]:
+    """Each value's count under its shown text, in the value's order (text ignoring case); a
+    null is in no group."""
+    present = sorted((value for value in values if value is not None),
+                     key=lambda value: (value.lower(), value) if isinstance(value, str) else value)
+    return dict(Counter(shown(value) for value in present))
+
+
 def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
     columns = [list_column(spec.field(name)) for name in spec.site.list_fields]
     filters = tuple(form_filter(spec.field(name), table) for name in spec.site.filters)
-    taken = [f.field.name for f in filters if f.control != "range" and f.field.name in LIST_PARAMS]
-    if taken:
-        raise UserError(f"site.filters: the list page cannot filter on {', '.join(taken)}: "
-                        f"{', '.join(LIST_PARAMS)} are its own parameters")
-    lowered = {f.field.name for f in filters if f.control == "contains"} | ({spec.entity.key} if spec.site.search else set())
-    frame = table.with_row_index("row").select(
-        "row",
+    key = spec.field(spec.entity.key)
+    lowered = {f.field.name for f in filters if f.control == "contains"} | (
+        {key.name} if spec.site.search or key.kind == "text" else set())
+    group = spec.site.group_by
+    frame = table.select(
         *(pl.col(f.name).replace_strict(BOOL_WORDS, default=None, return_dtype=pl.Utf8).alias(value_column(f.name))
           if f.kind == "bool" else pl.col(f.name).alias(value_column(f.name)) for f in spec.fields),
         *(pl.col(name).cast(pl.Utf8).str.to_lowercase().alias(lower_column(name)) for name in lowered),
-    )
-    keys = [str(value) for value in table[spec.entity.key].to_list()]
+    ).with_row_index("row")
+    if group:
+        texts = [None if value is None else shown(value) for value in table[group].to_list()]
+        frame = frame.with_columns(pl.Series(shown_column(group), texts, dtype=pl.Utf8))
+    keys = [str(value) for value in table[key.name].to_list()]
     cells = [{"href": f"{spec.site.path}/{quote(key, safe='')}", **{c.key: c.cell(row) for c in columns}}
              for key, row in zip(keys, table.iter_rows(named=True))]
-    groups: dict[str, int] = {}
-    if spec.site.group_by:
-        counts = table[spec.site.group_by].drop_nulls().value_counts()
-        groups = dict(sorted(counts.iter_rows(), key=lambda pair: (pair[0].lower(), pair[0])))
+    groups = group_counts(table[group].to_list()) if group else {}
     return TableCatalog(
         table=table,
         frame=frame,
@@ -282,10 +295,11 @@ def select(catalog: TableCatalog, query: TableQuery) -> list[int]:
 
 
 def in_order(catalog: TableCatalog, frame: pl.DataFrame, query: TableQuery) -> list[int]:
-    """`frame`'s row indices by the query's column (the key when it is not listed); nulls last,
-    ties by the key."""
-    key = value_column(catalog.spec.entity.key)
-    return ordered_rows(frame, query, key, key)
+    """`frame`'s row indices by the query's column (the key, text ignoring case, when it is not
+    listed); nulls last, ties by the key. The tool orders unsorted rows the same way."""
+    key = catalog.spec.field(catalog.spec.entity.key)
+    default = lower_column(key.name) if key.kind == "text" else value_column(key.name)
+    return ordered_rows(frame, query, value_column(key.name), default)
 
 
 def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
@@ -296,7 +310,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
     # What base.html and the breadcrumbs need on every page, error pages too.
     templates.env.globals.update(heading=site.heading, list_path=path, provenance=spec.provenance, noun=many)
     group = spec.field(site.group_by) if site.group_by else None
-    groups_path = f"{path}/by-{site.group_by}"
+    groups_path = f"{path}-by-{site.group_by}"
     groups_link = {"groups_path": groups_path, "group_noun": noun(group)} if group else {}
 
     def unset(count: int) -> str:
@@ -311,7 +325,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
     form = {"filters": data.filters, "search": key_field.header if site.search else "", **groups_link}
     add_list_page(app, templates, path, data, parse_query, select, (one, many), form)
 
-    if group is not None:  # before the entity pages, whose {key:path} would take these addresses
+    if group is not None:
         @app.get(groups_path, response_class=HTMLResponse)
         def group_index(request: Request) -> Response:
             context = {"field": group, "groups": [(value, f"{count:,}", group_url(value))
@@ -329,7 +343,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
                 query = data.query(path=group_url(known), **data.query.parse_sort(request.query_params))
             except BadQuery as exc:
                 raise HTTPException(400, str(exc)) from None
-            rows = in_order(data, data.frame.filter(pl.col(value_column(group.name)) == known), query)
+            rows = in_order(data, data.frame.filter(pl.col(shown_column(group.name)) == known), query)
             context = results_context(query, rows, data.cells, lambda n: f"{n:,} {one if n == 1 else many}")
             return templates.TemplateResponse(request, "group.html",
                                               {**context, "field": group, "value": known, **groups_link})
@@ -341,7 +355,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
             raise HTTPException(404, f"No {one} has the {noun(key_field)} {key[:80]!r}. "
                                      f"Find it in the list at {path}.")
         row = data.row(index)
-        value = row[group.name] if group else None
+        value = None if group is None or row[group.name] is None else shown(row[group.name])
         context = {"title": shown(row[key_field.name]), "sections": sections(data.layout, row),
                    "group_value": value, "group_url": None if value is None else group_url(value)}
         return templates.TemplateResponse(request, "entity.html", context)

@@ -17,8 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from armbench.errors import UserError, read_text
 
 SPEC_FILE = "domain.yaml"
-NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")
+NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")  # a domain's (and its table's) name
+FIELD_NAME = r"^[a-z][a-z0-9_]*$"
 Kind = Literal["text", "number", "date", "bool"]
+# What the kit puts beside the declared fields, so no field may take the name.
+RESERVED_FIELDS = {
+    "source_url": "the typed tool adds it to every row (the entity's page on the site)",
+    "href": "the site's list rows link to their page under that name",
+}
+LIST_PARAMS = ("sort", "order", "page", "q")  # the list page's own parameters: no text or bool filter's
 
 
 class Strict(BaseModel):
@@ -28,8 +35,9 @@ class Strict(BaseModel):
 class FieldSpec(Strict):
     """One column, as the site, the tool and DATA.md describe it."""
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    name: str = Field(pattern=FIELD_NAME)
     kind: Kind
+    column: str = ""  # the CSV header it is read from, when that is not `name`
     label: str = ""  # the site's column header; the name, spaced, when empty
     unit: str = ""  # "people", "USD", "km²": shown beside values and in the tool's field list
     description: str = ""
@@ -39,6 +47,10 @@ class FieldSpec(Strict):
     @property
     def header(self) -> str:
         return self.label or self.name.replace("_", " ").capitalize()
+
+    @property
+    def source_column(self) -> str:
+        return self.column or self.name
 
 
 class EntitySpec(Strict):
@@ -53,7 +65,7 @@ class SiteSpec(Strict):
     list_fields: list[str] = Field(min_length=1)  # the list's columns, the first links to the entity
     filters: list[str] = []  # fields the list's form filters on
     search: bool = True  # a "name contains" box over the key field
-    group_by: str | None = None  # a text field: an index of its values, one page per value
+    group_by: str | None = None  # a field: an index of its values, one page per value (per year, per state)
 
 
 class ExampleSpec(Strict):
@@ -75,7 +87,7 @@ class TableSpec(Strict):
     name: str
     title: str  # how every arm's system prompt names the replica
     port_offset: int = Field(ge=0, le=99)
-    table: str  # data/<table>.parquet
+    table: str = Field(pattern=f"^{NAME.pattern}$")  # data/<table>.parquet; question SQL names it
     source: str  # the CSV the build reads, relative to the domain folder (copied in, with provenance)
     provenance: str  # where the data comes from and its licence: DATA.md's first section
     entity: EntitySpec
@@ -101,8 +113,14 @@ class TableSpec(Strict):
             unknown = [name for name in names if name not in kinds]
             if unknown:
                 raise ValueError(f"{where} names {', '.join(unknown)}, not a declared field")
-        if self.site.group_by and kinds[self.site.group_by] != "text":
-            raise ValueError(f"site.group_by {self.site.group_by} must be a text field")
+        reserved = [name for name in kinds if name in RESERVED_FIELDS]
+        if reserved:
+            raise ValueError(f"no field can be named {reserved[0]} ({RESERVED_FIELDS[reserved[0]]}); rename it "
+                             "(and keep the CSV header as its `column`)")
+        clashing = [name for name in self.site.filters if name in LIST_PARAMS and kinds[name] in ("text", "bool")]
+        if clashing:
+            raise ValueError(f"site.filters: the list page cannot filter on {', '.join(clashing)} "
+                             f"({', '.join(LIST_PARAMS)} are its own parameters); take them out")
         if not NAME.fullmatch(self.name):
             raise ValueError(f"name {self.name!r} must be lower-case letters, digits and _, from a letter")
         return self

@@ -25,6 +25,7 @@ from armbench.tools.table_query import (
     args_model,
     prepare,
     run_query,
+    sort_key,
 )
 
 QUERY_KIND = {"text": "string", "number": "number", "date": "date", "bool": "boolean"}
@@ -80,16 +81,28 @@ def description(spec: TableSpec, table: TableFields, rows: int) -> str:
     ])
 
 
+def row_count(tables: TableDir, name: str) -> int:
+    """The table's rows, counted from its Parquet footer: the description states them, yet making
+    the class (as hashing a tooled arm's manifest does) reads no rows."""
+    file = tables.path(name)
+    if not file.exists():
+        tables.load(name)  # raises the UserError that says how to build the table
+    return pl.scan_parquet(file).select(pl.len()).collect().item()
+
+
 def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
-    """The tool as a class, as every domain's TOOLS lists them; its frame loads on first call."""
+    """The tool as a class, as every domain's TOOLS lists them; its rows load on its first call."""
     table = table_fields(spec)
-    base_rows = tables.load(spec.table)
     key, path = spec.entity.key, spec.site.path
 
     @cache
     def frame() -> pl.DataFrame:
-        links = [f"{path}/{quote(str(value), safe='')}" for value in base_rows[key].to_list()]
-        return prepare(base_rows.with_columns(pl.Series(SOURCE_URL, links)), table)
+        """By the tie ignoring case, then as spelled (`prepare` orders by the raw tie), so unsorted
+        rows come in the site list's default order when the tie is the key."""
+        rows = tables.load(spec.table)
+        links = [f"{path}/{quote(str(value), safe='')}" for value in rows[key].to_list()]
+        prepared = prepare(rows.with_columns(pl.Series(SOURCE_URL, links)), table)
+        return prepared.sort([sort_key(table, table.tie), table.tie], nulls_last=True)
 
     def site() -> str:
         return endpoint(Replica(spec.name, spec.port_offset, "", tables.hash())).base_url
@@ -105,7 +118,7 @@ def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
     return type(camel, (Tool,), {
         "__doc__": f"`{spec.tool.name}`: the {spec.name} table domain's typed query (armbench.tablekit).",
         "name": spec.tool.name,
-        "description": description(spec, table, base_rows.height),
+        "description": description(spec, table, row_count(tables, spec.table)),
         "Args": args_model(f"{camel}Args", table),
         "run": run,
     })

@@ -6,9 +6,10 @@ between them, one UNIX socket per replica, that holds the run to
 - one request per connection (the relay forwards the request head with `Connection: close`), so
   every request is seen and charged, pipelined or not;
 - at most `connections` requests at once (up to MAX_WAITING more wait; beyond that, 503), and
-- a share of the server's time: each request's wait for its first response byte is charged to the
-  run (also when the call ends first), which earns `time_share` seconds per second (saving up to
-  `burst_s`); a run in debt sends no new request until it has earned its way out.
+- a share of the server's time: the run pays for the time during which any of its requests waits
+  for its reply's first byte (once, however many wait together, and also when the call ends
+  first); it earns `time_share` seconds per second (saving up to `burst_s`), and a run in debt
+  sends no new request until it has earned its way out.
 Server time is what one run's traffic costs the others: a 4 MB World Bank reply holds the replica's
 interpreter for ~0.1 s. Counting bytes would miss many small requests, counting requests would miss
 big replies; the clock sees both.
@@ -40,23 +41,32 @@ class ReplicaShare:
         self.time_share = time_share
         self.burst_s = burst_s
         self.balance = burst_s  # seconds of server time the run may still take at once
+        self.awaited = 0  # requests out whose reply has not started
         self.updated = time.monotonic()
 
-    def earn(self) -> None:
+    def settle(self) -> None:
+        """Earn for the time since the last settling and, while any request of the run awaits its
+        reply, pay for that time once: concurrent requests share one clock, since the server
+        serves them one after another anyway."""
         now = time.monotonic()
-        self.balance = min(self.burst_s, self.balance + (now - self.updated) * self.time_share)
-        self.updated = now
+        elapsed, self.updated = now - self.updated, now
+        self.balance = min(self.burst_s, self.balance + elapsed * self.time_share - (elapsed if self.awaited else 0))
 
     async def admit(self) -> None:
         """Wait until the run is out of debt."""
-        self.earn()
+        self.settle()
         while self.balance < 0:
             await asyncio.sleep(-self.balance / self.time_share)
-            self.earn()
+            self.settle()
 
-    def charge(self, seconds: float) -> None:
-        self.earn()
-        self.balance -= seconds
+    def sent(self) -> None:
+        self.settle()
+        self.awaited += 1
+
+    def answered(self) -> None:
+        """The reply started, or the request ended without one (its wait is paid all the same)."""
+        self.settle()
+        self.awaited -= 1
 
 
 async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.StreamReader,
@@ -101,13 +111,13 @@ async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.St
 
 async def pass_reply(share: ReplicaShare, head: bytes, server_reader: asyncio.StreamReader,
                      server_writer: asyncio.StreamWriter, client_writer: asyncio.StreamWriter) -> None:
-    sent_at = time.monotonic()
+    share.sent()
     try:
         server_writer.write(head)
         await server_writer.drain()
         data = await server_reader.read(READ_CHUNK)
-    finally:  # charged also when the call ends first: a request left behind is no free lunch
-        share.charge(time.monotonic() - sent_at)
+    finally:  # paid also when the call ends first: a request left behind is no free lunch
+        share.answered()
     if b"\r\n\r\n" in data:  # the reply's head (in its first chunk, as it always is in practice)
         head, _, body = data.partition(b"\r\n\r\n")
         data = closing(head) + body

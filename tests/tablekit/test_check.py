@@ -13,8 +13,9 @@ import yaml
 
 from armbench.domains import DOMAINS
 from armbench.errors import UserError
-from armbench.tablekit.check import SITE_PARAMS, Taken, check, locate, problems
-from armbench.tablekit.scaffold import INIT, build
+from armbench.tablekit import TableDomain
+from armbench.tablekit.check import Taken, check, locate, problems
+from armbench.tablekit.scaffold import INIT
 from tests.tablekit.conftest import cities_folder
 
 
@@ -36,6 +37,10 @@ def edit_csv(folder: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
+
+
+def build(folder: Path) -> Path:
+    return TableDomain(str(folder / "__init__.py")).build(folder)[0]
 
 
 def only(folder: Path, taken: Taken | None = None) -> str:
@@ -100,14 +105,8 @@ def test_reserved_field_names_and_filters_the_page_cannot_take(folder):
         spec["site"].update(group_by=None, list_fields=["name", "q"])
         spec["tool"].update(default_fields=["name", "q"])
     edit_spec(folder, rename)
-    build(folder)
-    assert only(folder).startswith("domain.yaml: site.filters: the list page cannot filter on q (")
+    assert "site.filters: the list page cannot filter on q (" in only(folder)
 
-
-def test_the_site_params_are_the_sites():
-    from armbench.tablekit.site import LIST_PARAMS  # FastAPI: check.py keeps its own copy to stay light
-
-    assert SITE_PARAMS == LIST_PARAMS
 
 
 def test_an_unreadable_csv_is_one_line(folder):
@@ -119,13 +118,13 @@ def test_an_unreadable_csv_is_one_line(folder):
 
 def test_a_declared_field_the_csv_lacks(folder):
     edit_csv(folder, "elevation_m\n", "height_m\n")
-    assert "domain.yaml declares field(s) elevation_m, which" in only(folder)
+    assert "lacks the declared column(s) elevation_m (its columns:" in only(folder)
 
 
 def test_a_value_not_of_its_kind_names_the_row(folder):
     edit_csv(folder, "Osaka,Japan,2750000", "Osaka,Japan,many")
     assert only(folder).endswith("cities.csv:3: population is declared number but holds 'many' "
-                                 "(could not convert string to float: 'many'); fix the value or the field's kind "
+                                 "(not a number); fix the value or the field's kind "
                                  "in domain.yaml")
     edit_spec(folder, lambda spec: spec["fields"][5].update(kind="date"))
     found = problems(folder)
@@ -136,7 +135,7 @@ def test_a_value_not_of_its_kind_names_the_row(folder):
 
 def test_the_key_must_be_filled_and_unique(folder):
     edit_spec(folder, lambda spec: spec["entity"].update(key="country"))
-    assert only(folder).endswith("the key country is not unique: 'Japan' is on rows 2 and 3; "
+    assert only(folder).endswith("the key country is not unique: 'Japan' is on lines 2 and 3; "
                                  "choose a unique field as entity.key")
     edit_spec(folder, lambda spec: spec["entity"].update(key="founded"))
     found = problems(folder)

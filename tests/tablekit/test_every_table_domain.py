@@ -1,8 +1,15 @@
 """What every table domain must do, whatever its spec: the tests' cities domain and every table
-domain in armbench/domains/ (a folder `bench domain new` wrote) are held to the same checks."""
+domain in armbench/domains/ (a folder `bench domain new` wrote) are held to the same checks, and the
+cities tool's schema must match its snapshot.
+
+Run as a module, this file rewrites that snapshot."""
 from __future__ import annotations
 
 import importlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -10,7 +17,10 @@ from starlette.testclient import TestClient
 
 from armbench.domains import DOMAINS
 from armbench.tablekit import TableDomain
-from armbench.tablekit.tool import tool_class
+from tests.tablekit.conftest import FIXTURES, cities_folder
+
+SCHEMA_SNAPSHOT = FIXTURES / "cities_domain" / "tool_schema.json"
+REGENERATE = ".venv/bin/python -m tests.tablekit.test_every_table_domain"
 
 
 def registered() -> list[str]:
@@ -43,9 +53,17 @@ async def test_every_field_filters_in_the_tool(kit):
         assert outcome.result["matched"] == table.height - table[field.name].null_count(), field.name
 
 
-def test_the_schema_is_the_same_on_every_build(kit):
-    first, second = tool_class(kit.spec, kit.tables), tool_class(kit.spec, kit.tables)
-    assert first().schema() == second().schema()
+def tool_schema(kit: TableDomain) -> dict[str, Any]:
+    """What the model is shown of the tool: name, description and parameters."""
+    return kit.tool_classes()[0]().schema()["function"]
+
+
+def test_the_cities_tool_schema_matches_its_snapshot(cities):
+    """A change to what the model sees (and so to the tooled arm's manifest hash) must be deliberate."""
+    snapshot = json.loads(SCHEMA_SNAPSHOT.read_text(encoding="utf-8"))
+    assert tool_schema(cities) == snapshot, (
+        f"the cities tool's schema differs from {SCHEMA_SNAPSHOT.name}; if the change is meant, "
+        f"regenerate it: {REGENERATE}")
 
 
 async def test_mistakes_are_tool_errors(kit):
@@ -54,3 +72,11 @@ async def test_mistakes_are_tool_errors(kit):
                  {"limit": 0}, {"aggregate": {"fn": "median", "field": kit.spec.tool.tie}}):
         outcome = await tool.invoke(args)
         assert outcome.is_error, args
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as root:
+        cities = TableDomain(str(cities_folder(Path(root)) / "__init__.py"))
+        text = json.dumps(tool_schema(cities), indent=2, ensure_ascii=False)
+    SCHEMA_SNAPSHOT.write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {SCHEMA_SNAPSHOT}")

@@ -25,6 +25,62 @@ from tests.support.site_pages import row_value
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FOOTER = re.compile(r"<footer>\s*<p>Forty cities typed in by hand from Wikipedia \(CC BY-SA 4.0\)")
+FRUITS_FOOTER = re.compile(r"<footer>\s*<p>Ten fruits made up for the tests.")
+FRUITS_SPEC = """\
+name: fruits
+title: Fruit table (website)
+port_offset: 11
+table: fruits
+source: source/fruits.csv
+provenance: Ten fruits made up for the tests.
+entity: {key: name, one: fruit, many: fruits}
+fields:
+  - {name: name, kind: text}
+  - {name: row, kind: number, description: "The orchard row: the name the site's own row index once took"}
+  - {name: colour, kind: text}
+  - {name: year, kind: number}
+  - {name: picked, kind: date}
+  - {name: ripe, kind: bool}
+site:
+  path: /fruits
+  heading: Fruits
+  list_fields: [name, row, colour, year]
+  filters: [row, colour]
+  group_by: colour
+tool:
+  name: fruits_query
+  intro: A table of ten fruits.
+  default_fields: [name, row]
+  tie: name
+  example: {says: every ripe fruit, args: {filters: [{field: ripe, op: eq, value: true}]}}
+"""
+# Keys differing only in case, one spelled like the old group index's address; one null in each
+# field from colour on.
+FRUITS_CSV = """\
+name,row,colour,year,picked,ripe
+apple,3,Red,1998,2024-09-01,true
+Apple,1,Green,1998,2024-09-02,false
+Banana,2,Yellow,2001,,true
+by-colour,4,Blue,,2024-08-15,
+cherry,5,Red,2003,2024-06-20,true
+Date,6,Brown,2001,2024-09-01,false
+elderberry,7,,1998,2024-08-15,yes
+Fig,8,Purple,2010,2024-06-20,no
+kiwi,9,Brown,2003,2024-09-01,true
+Kiwi,10,Green,2010,2024-06-20,false
+"""
+
+
+def fruit_domain(root: Path) -> TableDomain:
+    """A small table domain with a field named `row`, mixed-case keys and a key `by-colour`, built."""
+    folder = root / "fruits"
+    (folder / "source").mkdir(parents=True)
+    (folder / "domain.yaml").write_text(FRUITS_SPEC)
+    (folder / "source" / "fruits.csv").write_text(FRUITS_CSV)
+    (folder / "__init__.py").write_text("")
+    domain = TableDomain(str(folder / "__init__.py"))
+    domain.build(folder)
+    return domain
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +110,23 @@ def wide(cities) -> TestClient:
 
 
 @pytest.fixture(scope="module")
+def fruits(tmp_path_factory) -> TableDomain:
+    return fruit_domain(tmp_path_factory.mktemp("fruits"))
+
+
+@pytest.fixture(scope="module")
+def fruits_table(fruits) -> pl.DataFrame:
+    return fruits.tables.load("fruits")
+
+
+def grouped_by(domain: TableDomain, field: str) -> TestClient:
+    """The domain's site grouped by `field`, whatever its kind."""
+    spec = domain.spec
+    edited = spec.model_copy(update={"site": spec.site.model_copy(update={"group_by": field})})
+    return TestClient(create_app(edited, domain.tables))
+
+
+@pytest.fixture(scope="module")
 def towns(tmp_path_factory) -> TestClient:
     """250 generated rows under the cities spec, for paging: every fifth population unknown."""
     folder = tmp_path_factory.mktemp("towns")
@@ -69,9 +142,10 @@ def towns(tmp_path_factory) -> TestClient:
     return TestClient(domain.create_app())
 
 
-def names(html: str) -> list[str]:
+def names(html: str, path: str = "/cities") -> list[str]:
     """The entities listed in a list page's table, in order (their links' keys, unquoted)."""
-    return [cell.replace("&#39;", "'") for cell in re.findall(r'<th scope="row"><a href="/cities/[^"]+">([^<]+)</a>', html)]
+    found = re.findall(rf'<th scope="row"><a href="{path}/[^"]+">([^<]+)</a>', html)
+    return [cell.replace("&#39;", "'") for cell in found]
 
 
 def matches(html: str) -> int:
@@ -89,11 +163,11 @@ def in_site_order(frame: pl.DataFrame, column: str = "name", descending: bool = 
     return ordered["name"].to_list()
 
 
-def error(client: TestClient, url: str, status: int) -> str:
+def error(client: TestClient, url: str, status: int, footer: re.Pattern = FOOTER) -> str:
     """The message of `url`'s error page, which must answer `status` in the site's layout."""
     response = client.get(url)
     assert response.status_code == status, (url, response.status_code)
-    assert "text/html" in response.headers["content-type"] and FOOTER.search(response.text)
+    assert "text/html" in response.headers["content-type"] and footer.search(response.text)
     return re.search(r"<p>(.*?)</p>", response.text.split("<main>")[1], re.S).group(1).replace("&#39;", "'")
 
 
@@ -117,7 +191,7 @@ def test_the_list_shows_every_city_by_name(client, cities_table):
     tokyo = re.search(r'<tr>\s*<th scope="row"><a href="/cities/Tokyo">Tokyo</a></th>(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r"<td>(.*?)</td>", tokyo) == ["Japan", "13960000", "2194", "yes"]
     assert '<a href="/cities/Rio%20de%20Janeiro">Rio de Janeiro</a>' in html  # keys are quoted in links
-    assert FOOTER.search(html) and '<a href="/cities/by-country">Cities by country</a>' in html
+    assert FOOTER.search(html) and '<a href="/cities-by-country">Cities by country</a>' in html
 
 
 @pytest.mark.parametrize("column", ["name", "country", "population", "area_km2", "capital"])
@@ -269,7 +343,7 @@ def test_an_entity_page_shows_every_field_with_its_unit(client, cities):
     assert labels == [field.header for field in cities.spec.fields]
     assert [row_value(html, label) for label in labels] == [
         "Tokyo", "Japan", "13960000 people", "2194 km²", "1457-01-01", "yes", "40 m"]
-    assert '<a href="/cities/by-country/Japan">Japan</a>' in html and '<a href="/cities">All cities</a>' in html
+    assert '<a href="/cities-by-country/Japan">Japan</a>' in html and '<a href="/cities">All cities</a>' in html
 
 
 def test_a_null_reads_as_a_dash_and_what_it_means(client):
@@ -291,34 +365,83 @@ def test_an_unknown_entity_is_a_404_page_naming_the_list(client):
     assert error(client, "/nowhere", 404) == "There is no page at /nowhere."
 
 
+def test_a_field_named_row_lists_sorts_and_filters(fruits, fruits_table):
+    client = TestClient(fruits.create_app())
+    assert names(client.get("/fruits").text, "/fruits") == in_site_order(fruits_table)
+    for order in ("asc", "desc"):
+        html = client.get(f"/fruits?sort=row&order={order}").text
+        assert names(html, "/fruits") == in_site_order(fruits_table, "row", order == "desc")
+    expected = fruits_table.filter(pl.col("row") >= 9)
+    assert names(client.get("/fruits?row_min=9").text, "/fruits") == in_site_order(expected)
+    assert row_value(client.get("/fruits/Apple").text, "Row") == "1"
+
+
+def test_a_key_spelled_like_a_group_address_has_its_own_page(fruits):
+    client = TestClient(fruits.create_app())
+    assert "<h1>by-colour</h1>" in client.get("/fruits/by-colour").text
+    assert "<h1>Fruits by colour</h1>" in client.get("/fruits-by-colour").text
+
+
 # ---- group pages ------------------------------------------------------------------------------
 
 
 def test_the_group_index_lists_every_value_with_its_count(client, cities_table):
-    html = client.get("/cities/by-country").text
+    html = client.get("/cities-by-country").text
     assert "<h1>Cities by country</h1>" in html and "16 values of country." in html
     listed = re.findall(r'<tr><th scope="row"><a href="([^"]+)">([^<]+)</a></th><td>(\d+)</td></tr>', html)
     counts = cities_table.group_by("country").len().sort("country")
-    assert listed == [(f"/cities/by-country/{quote(country)}", country, str(count)) for country, count in counts.iter_rows()]
+    assert listed == [(f"/cities-by-country/{quote(country)}", country, str(count)) for country, count in counts.iter_rows()]
 
 
 def test_a_group_page_lists_its_value_only_with_sorting(client, cities_table):
-    html = client.get("/cities/by-country/New%20Zealand").text
+    html = client.get("/cities-by-country/New%20Zealand").text
     assert "<h1>Country: New Zealand</h1>" in html and "<h2>2 cities</h2>" in html
     assert names(html) == ["Auckland", "Wellington"]
     japan = cities_table.filter(pl.col("country") == "Japan")
-    html = client.get("/cities/by-country/japan?sort=population").text  # case does not matter
+    html = client.get("/cities-by-country/japan?sort=population").text  # case does not matter
     assert names(html) == in_site_order(japan, "population", descending=True)
-    assert 'href="/cities/by-country/Japan?sort=population&amp;order=asc"' in html
-    assert "<form" not in html and '<a href="/cities/by-country">Cities by country</a>' in html
-    assert names(client.get("/cities/by-country/Japan?capital=yes").text) == in_site_order(japan)  # no filters here
+    assert 'href="/cities-by-country/Japan?sort=population&amp;order=asc"' in html
+    assert "<form" not in html and '<a href="/cities-by-country">Cities by country</a>' in html
+    assert names(client.get("/cities-by-country/Japan?capital=yes").text) == in_site_order(japan)  # no filters here
 
 
 def test_unknown_groups_bad_values_and_pages_past_the_end_are_error_pages(client):
-    assert error(client, "/cities/by-country/Atlantis", 404) == (
-        "No city has the country 'Atlantis'. See every country at /cities/by-country.")
-    assert error(client, "/cities/by-country/Japan?page=2", 404).startswith("Page 2 does not exist: 3 cities,")
-    assert error(client, "/cities/by-country/Japan?sort=founded", 400).startswith("Cannot sort by 'founded'.")
+    assert error(client, "/cities-by-country/Atlantis", 404) == (
+        "No city has the country 'Atlantis'. See every country at /cities-by-country.")
+    assert error(client, "/cities-by-country/Japan?page=2", 404).startswith("Page 2 does not exist: 3 cities,")
+    assert error(client, "/cities-by-country/Japan?sort=founded", 400).startswith("Cannot sort by 'founded'.")
+
+
+@pytest.mark.parametrize("field", ["colour", "year", "picked", "ripe"])
+def test_group_pages_serve_a_field_of_any_kind_spelled_as_entity_pages_show_it(fruits, fruits_table, field):
+    client = grouped_by(fruits, field)
+    index = client.get(f"/fruits-by-{field}").text
+    listed = re.findall(r'<tr><th scope="row"><a href="([^"]+)">([^<]+)</a></th><td>(\d+)</td></tr>', index)
+    assert f"1 fruit has no {field}." in index
+    spelled = {}  # each value as its entities' pages show it
+    for name, value in fruits_table.select("name", field).iter_rows():
+        page = client.get(f"/fruits/{quote(name)}").text
+        if value is None:
+            assert f"/fruits-by-{field}/" not in page
+            continue
+        spelled[value] = text = row_value(page, fruits.spec.field(field).header)
+        href = f"/fruits-by-{field}/{quote(text)}"
+        assert f'<a href="{href}">{text}</a>' in page
+        members = fruits_table.filter(pl.col(field) == value)
+        assert names(client.get(href).text, "/fruits") == in_site_order(members)
+    values = sorted(spelled, key=lambda value: value.lower() if isinstance(value, str) else value)
+    counts = dict(fruits_table[field].value_counts().iter_rows())
+    assert listed == [(f"/fruits-by-{field}/{quote(spelled[value])}", spelled[value], str(counts[value]))
+                      for value in values]
+    unknown = error(client, f"/fruits-by-{field}/1999", 404, FRUITS_FOOTER)
+    assert unknown == f"No fruit has the {field} '1999'. See every {field} at /fruits-by-{field}."
+
+
+def test_a_group_value_may_be_typed_in_another_case(fruits):
+    client = grouped_by(fruits, "ripe")
+    assert "<h1>Ripe: yes</h1>" in client.get("/fruits-by-ripe/YES").text
+    assert error(grouped_by(fruits, "year"), "/fruits-by-year/1998.0", 404, FRUITS_FOOTER).startswith(
+        "No fruit has the year '1998.0'.")
 
 
 # ---- no query string makes the site fail ------------------------------------------------------
@@ -334,9 +457,9 @@ def test_no_generated_query_string_or_path_makes_the_site_answer_5xx(cities, cit
     value = st.one_of(hostile_value, st.sampled_from(tokens))
     country = st.sampled_from(sorted(cities_table["country"].unique()))
     # The list four times over, as the page that reads the most parameters; group pages real and not.
-    pages = [st.just("/cities")] * 4 + [country.map("/cities/by-country/{}".format)] * 2 + [
-        value.map("/cities/by-country/{}".format), value.map("/cities/{}".format), value.map("/cities/{}".format),
-        st.just("/cities/by-country"), st.just("/")]
+    pages = [st.just("/cities")] * 4 + [country.map("/cities-by-country/{}".format)] * 2 + [
+        value.map("/cities-by-country/{}".format), value.map("/cities/{}".format), value.map("/cities/{}".format),
+        st.just("/cities-by-country"), st.just("/")]
     path = st.sampled_from(pages).flatmap(lambda page: page)
     name = st.one_of(st.sampled_from(params), st.text(max_size=12))
     pair = st.one_of(

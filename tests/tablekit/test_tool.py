@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 
-from armbench.tablekit.tool import table_fields
+from armbench.errors import UserError
+from armbench.replicas.tables import TableDir
+from armbench.tablekit.tool import table_fields, tool_class
 from armbench.tools.table_query import OPS_BY_KIND
+from tests.tablekit.test_site import fruit_domain, names
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +33,14 @@ def test_the_tool_is_named_and_described_from_the_spec(cities, tool):
     assert "- true/false ops: eq, ne (value true or false).\n- any field:" in tool.description
     assert json.dumps(spec.tool.example.args) in tool.description
     assert cities.tool_classes()[0] is type(tool)  # made once per process
+
+
+def test_making_the_class_reads_no_rows_but_needs_the_built_table(cities, tmp_path, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(TableDir, "load", lambda *_: pytest.fail("the class read the table"))
+        assert " 40 rows, one per city;" in tool_class(cities.spec, cities.tables).description
+    with pytest.raises(UserError, match="no table 'cities'"):
+        tool_class(cities.spec, TableDir(tmp_path))
 
 
 def test_the_schema_offers_every_field_and_booleans(tool):
@@ -59,6 +71,17 @@ async def test_every_kind_filters(tool, field, op, value, expected):
     result = await call(tool, filters=[{"field": field, "op": op, "value": value}], limit=200)
     names = {row["name"] for row in result["rows"]}
     assert names == expected if expected is not None else len(names) == 24
+
+
+async def test_rows_come_in_the_site_lists_order_whatever_the_case_of_their_keys(tmp_path):
+    """Unsorted, both order by the key ignoring case, then as spelled; sorted, ties go the same way."""
+    fruits = fruit_domain(tmp_path)
+    site, tool = TestClient(fruits.create_app()), fruits.tool_classes()[0]()
+    for params, args in (({}, {}), ({"sort": "year", "order": "asc"}, {"sort_by": "year", "order": "asc"})):
+        listed = names(site.get("/fruits", params=params).text, "/fruits")
+        result = await call(tool, **args, limit=200)
+        assert [row["name"] for row in result["rows"]] == listed
+    assert names(site.get("/fruits").text, "/fruits")[:2] == ["Apple", "apple"]
 
 
 async def test_nulls_sort_last_and_are_counted(tool):
