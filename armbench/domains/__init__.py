@@ -23,13 +23,16 @@ from armbench.replicas.serve import endpoint
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "replica_address", "tables"]
+__all__ = ["BROKEN", "DOMAINS", "data_hash", "find_domain", "register", "register_from_environment", "replica_address", "tables"]
 
 EXTRA_DOMAINS_ENV = "ARMBENCH_DOMAINS"
 DOMAINS_DIR_ENV = "ARMBENCH_DOMAINS_DIR"
 BUILT_IN_DIR = Path(__file__).resolve().parent
 
 DOMAINS: dict[str, Domain] = {}
+# Packages in a domains folder that would not load, by folder name -> why (one line). One broken
+# folder must not stop every command: it is left out, `bench` warns, and naming it is an error.
+BROKEN: dict[str, str] = {}
 
 
 def register(new: Domain) -> None:
@@ -45,14 +48,31 @@ def packages_in(folder: Path) -> list[str]:
     return sorted(path.parent.name for path in folder.glob("*/__init__.py"))
 
 
-def built_in() -> list[Domain]:
-    """The domain packages under armbench/domains/, by port offset."""
-    found = [importlib.import_module(f"{__name__}.{name}").DOMAIN for name in packages_in(BUILT_IN_DIR)]
-    return sorted(found, key=lambda domain: domain.port_offset)
+def load(module: str, source: str) -> Domain:
+    """The `DOMAIN` of the package `module`; a UserError naming `source` (where it was found)."""
+    try:
+        found = importlib.import_module(module).DOMAIN
+    except Exception as error:  # whatever a package raises on import, one line says so
+        raise UserError(f"{source}: cannot load a DOMAIN from {module!r} ({type(error).__name__}: "
+                        f"{' '.join(str(error).split())})") from None
+    if not isinstance(found, Domain):
+        raise UserError(f"{source}: {module}.DOMAIN is a {type(found).__name__}, not a Domain")
+    return found
 
 
-for _domain in built_in():
-    register(_domain)
+def register_folder(folder: Path, package: str | None, source: str) -> None:
+    """Register every domain package in `folder` (by port offset); one that fails is in BROKEN."""
+    found = []
+    for name in packages_in(folder):
+        try:
+            found.append(load(f"{package}.{name}" if package else name, source))
+        except UserError as error:
+            BROKEN[name] = str(error)
+    for domain in sorted(found, key=lambda domain: domain.port_offset):
+        register(domain)
+
+
+register_folder(BUILT_IN_DIR, __name__, str(BUILT_IN_DIR))
 
 
 def domains_dir() -> Path:
@@ -70,20 +90,15 @@ def register_from_environment() -> None:
         # Importable here and in the replica servers this process starts (they inherit PYTHONPATH).
         sys.path.insert(0, folder)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
-        modules += packages_in(Path(folder))
+        register_folder(Path(folder), None, f"{DOMAINS_DIR_ENV}={folder}")
     for module in filter(None, modules):
-        try:
-            found = importlib.import_module(module).DOMAIN
-        except Exception as error:  # whatever a user's package raises on import, one line says so
-            raise UserError(f"{EXTRA_DOMAINS_ENV}: cannot load a DOMAIN from {module!r} "
-                            f"({type(error).__name__}: {error})") from None
-        if not isinstance(found, Domain):
-            raise UserError(f"{EXTRA_DOMAINS_ENV}: {module}.DOMAIN is a {type(found).__name__}, not a Domain")
-        register(found)
+        register(load(module, EXTRA_DOMAINS_ENV))
 
 
 def find_domain(name: str) -> Domain:
     found = DOMAINS.get(name)
+    if found is None and name in BROKEN:
+        raise UserError(BROKEN[name])
     if found is None:
         raise UserError(f"no domain {name!r}; domains: {', '.join(DOMAINS)}")
     return found

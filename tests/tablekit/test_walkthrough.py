@@ -102,3 +102,22 @@ def test_a_broken_csv_is_one_line_and_writes_nothing(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "ragged.csv:3 has 1 values" in result.stderr
     assert list((tmp_path / "domains").iterdir()) == [] and not (tmp_path / "questions").exists()
+
+
+def test_a_broken_domain_folder_leaves_the_others_working(tmp_path):
+    """A typo in one table domain's domain.yaml: bench warns and runs the rest; naming it says why."""
+    from armbench.domains import DOMAINS
+    from armbench.tablekit.check import Taken
+    from armbench.tablekit.scaffold import new_domain
+
+    made = new_domain("cities", CSV, taken=Taken.of(DOMAINS.values()), domains_dir=tmp_path / "domains",
+                      questions_dir=tmp_path / "questions")
+    (made.folder / "domain.yaml").write_text("name: [")
+    env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path / "domains")}
+    listed = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=120)
+    assert listed.returncode == 0 and "gpus" in listed.stdout, listed.stderr
+    assert listed.stderr.startswith("warning: a domain is left out:") and "domain.yaml is not valid YAML" in listed.stderr
+    named = subprocess.run([*BENCH, "run", "--domain", "cities", "--model", "scripted/oracle"], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert named.returncode == 2 and "Traceback" not in named.stderr
+    assert named.stderr.splitlines()[-1].startswith("error: ") and "is not valid YAML" in named.stderr.splitlines()[-1]
