@@ -173,7 +173,8 @@ class TableQuery(ListQuery):
 
 
 def query_class(spec: TableSpec, columns: list[Column]) -> type[TableQuery]:
-    attributes = {"COLUMNS": {column.key: column for column in columns}, "DEFAULT_SORT": spec.entity.key}
+    attributes = {"COLUMNS": {column.key: column for column in columns}, "DEFAULT_SORT": spec.entity.key,
+                  "PAGE_SIZE": spec.site.page_size}
     return type(f"{spec.name.title()}Query", (TableQuery,), attributes)
 
 

@@ -64,6 +64,7 @@ class SiteSpec(Strict):
     heading: str  # the list page's <h1>
     list_fields: list[str] = Field(min_length=1)  # the list's columns, the first links to the entity
     filters: list[str] = []  # fields the list's form filters on
+    page_size: int = Field(100, ge=1, le=1000)  # rows per list page
     search: bool = True  # a "name contains" box over the key field
     group_by: str | None = None  # a field: an index of its values, one page per value (per year, per state)
 

@@ -56,6 +56,7 @@ class ListQuery:
     PATH: ClassVar[str]
     COLUMNS: ClassVar[Mapping[str, Column]]
     DEFAULT_SORT: ClassVar[str]
+    PAGE_SIZE: ClassVar[int] = PAGE_SIZE
 
     @property
     def column(self) -> Column | None:
@@ -144,8 +145,8 @@ def choice(params: Mapping[str, str], name: str, label: str, options: list[str])
     return value
 
 
-def page_count(total: int) -> int:
-    return max(1, -(-total // PAGE_SIZE))
+def page_count(total: int, page_size: int = PAGE_SIZE) -> int:
+    return max(1, -(-total // page_size))
 
 
 def page_numbers(page: int, pages: int, around: int = 2) -> list[int | None]:

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
-from armbench.replicas.web.listing import PAGE_SIZE, BadQuery, ListQuery, page_count, page_numbers
+from armbench.replicas.web.listing import BadQuery, ListQuery, page_count, page_numbers
 
 SHARED_TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -80,12 +80,13 @@ def results_context(query: ListQuery, matched: list[int], cells: list[dict[str, 
 
     `matches(n)` words the count ("2,824 GPUs match"); a page past the end is a 404.
     """
-    pages = page_count(len(matched))
+    size = query.PAGE_SIZE
+    pages = page_count(len(matched), size)
     if query.page > pages:
         raise HTTPException(404, f"Page {query.page} does not exist: {matches(len(matched))}, "
-                                 f"{pages} page{'s' if pages > 1 else ''} of {PAGE_SIZE}.")
-    start = (query.page - 1) * PAGE_SIZE
-    shown = matched[start:start + PAGE_SIZE]
+                                 f"{pages} page{'s' if pages > 1 else ''} of {size}.")
+    start = (query.page - 1) * size
+    shown = matched[start:start + size]
     return {
         "query": query,
         "columns": list(query.COLUMNS.values()),
