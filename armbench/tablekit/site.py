@@ -3,9 +3,9 @@ sites use (armbench/replicas/web).
 
 Routes: `/` (redirects to the list), `{path}` (the list: filters from `site.filters`, a "contains"
 box over the key, every column sortable, 100 rows a page, by the key A to Z by default),
-`{path}/{key}` (one entity, every field), with `site.group_by` also `{path}-by-{field}` (each
-value and its count) and `{path}-by-{field}/{value}` (that value's list, the value spelled as the
-entity page shows it), and `/healthz`. Group pages sit beside the list rather than below it, so no
+`{path}/{key}` (one entity, every field), for each field of `site.group_by` also
+`{path}-by-{field}` (each value and its count) and `{path}-by-{field}/{value}` (that value's list,
+the value spelled as the entity page shows it), and `/healthz`. Group pages sit beside the list rather than below it, so no
 key's page can take their address. Every cell is formatted once, when the app is made, so a
 request only filters, sorts and slices.
 """
@@ -179,27 +179,40 @@ def query_class(spec: TableSpec, columns: list[Column]) -> type[TableQuery]:
 
 
 @dataclass(frozen=True)
+class Grouping:
+    """One `group_by` field's pages: each value's count under its shown text, in the value's order,
+    and each such text lower-cased to its spelling."""
+
+    field: FieldSpec
+    counts: dict[str, int]
+    spelling: dict[str, str]
+
+    @classmethod
+    def of(cls, field: FieldSpec, values: list[Any]) -> Grouping:
+        counts = group_counts(values)
+        return cls(field, counts, {value.lower(): value for value in reversed(counts)})
+
+    def value(self, text: str) -> str | None:
+        """A grouping value as the table spells it: exact, else ignoring case."""
+        return text if text in self.counts else self.spelling.get(text.lower())
+
+
+@dataclass(frozen=True)
 class TableCatalog(SiteCatalog):
     """`row_of` maps each key as its page address spells it (`str(value)`), `lower_row_of` the
-    same lower-cased (a key typed in another case); `groups` holds each grouping value's count
-    under its shown text, `group_spelling` each such text lower-cased to its spelling."""
+    same lower-cased (a key typed in another case); `groupings` holds each group_by field's pages."""
 
     spec: TableSpec
     query: type[TableQuery]
     filters: tuple[Filter, ...]
     layout: Sections
     lower_row_of: dict[str, int]
-    groups: dict[str, int]
-    group_spelling: dict[str, str]
+    groupings: tuple[Grouping, ...]
 
     def find(self, key: str) -> int | None:
         """A row by its key: exact, else ignoring case."""
         found = self.row_of.get(key)
         return self.lower_row_of.get(key.lower()) if found is None else found
-
-    def group_value(self, value: str) -> str | None:
-        """A grouping value as the table spells it: exact, else ignoring case."""
-        return value if value in self.groups else self.group_spelling.get(value.lower())
 
 
 def list_column(field: FieldSpec) -> Column:
@@ -250,19 +263,17 @@ def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
     key = spec.field(spec.entity.key)
     lowered = {f.field.name for f in filters if f.control == "contains"} | (
         {key.name} if spec.site.search or key.kind == "text" else set())
-    group = spec.site.group_by
     frame = table.select(
         *(pl.col(f.name).replace_strict(BOOL_WORDS, default=None, return_dtype=pl.Utf8).alias(value_column(f.name))
           if f.kind == "bool" else pl.col(f.name).alias(value_column(f.name)) for f in spec.fields),
         *(pl.col(name).cast(pl.Utf8).str.to_lowercase().alias(lower_column(name)) for name in lowered),
     ).with_row_index("row")
-    if group:
+    for group in spec.site.group_by:
         texts = [None if value is None else shown(value) for value in table[group].to_list()]
         frame = frame.with_columns(pl.Series(shown_column(group), texts, dtype=pl.Utf8))
     keys = [str(value) for value in table[key.name].to_list()]
     cells = [{"href": f"{spec.site.path}/{quote(key, safe='')}", **{c.key: c.cell(row) for c in columns}}
              for key, row in zip(keys, table.iter_rows(named=True))]
-    groups = group_counts(table[group].to_list()) if group else {}
     return TableCatalog(
         table=table,
         frame=frame,
@@ -273,8 +284,7 @@ def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
         filters=filters,
         layout=((f"About this {spec.entity.one}", tuple(line(field) for field in spec.fields)),),
         lower_row_of=first_index([key.lower() for key in keys]),
-        groups=groups,
-        group_spelling={value.lower(): value for value in reversed(groups)},
+        groupings=tuple(Grouping.of(spec.field(name), table[name].to_list()) for name in spec.site.group_by),
     )
 
 
@@ -310,9 +320,6 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
     app, templates = create_site(spec.title, spec.name, tables.hash(), TEMPLATES, path, f"Browse all {many}")
     # What base.html and the breadcrumbs need on every page, error pages too.
     templates.env.globals.update(heading=site.heading, list_path=path, provenance=spec.provenance, noun=many)
-    group = spec.field(site.group_by) if site.group_by else None
-    groups_path = f"{path}-by-{site.group_by}"
-    groups_link = {"groups_path": groups_path, "group_noun": noun(group)} if group else {}
 
     def unset(count: int) -> str:
         """The start of "2 cities have no country": the rows no group page lists."""
@@ -320,34 +327,43 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
             return ""
         return f"1 {one} has" if count == 1 else f"{count:,} {many} have"
 
-    def group_url(value: str) -> str:
-        return f"{groups_path}/{quote(value, safe='')}"
+    def groups_path(grouping: Grouping) -> str:
+        return f"{path}-by-{grouping.field.name}"
 
-    form = {"filters": data.filters, "search": key_field.header if site.search else "", **groups_link}
-    add_list_page(app, templates, path, data, parse_query, select, (one, many), form)
+    def group_url(grouping: Grouping, value: str) -> str:
+        return f"{groups_path(grouping)}/{quote(value, safe='')}"
 
-    if group is not None:
-        @app.get(groups_path, response_class=HTMLResponse)
+    def add_group_pages(grouping: Grouping) -> None:
+        field, index_path = grouping.field, groups_path(grouping)
+        crumbs = {"groups_path": index_path, "group_noun": noun(field)}
+
+        @app.get(index_path, response_class=HTMLResponse)
         def group_index(request: Request) -> Response:
-            context = {"field": group, "groups": [(value, f"{count:,}", group_url(value))
-                                                  for value, count in data.groups.items()],
-                       "unset": unset(data.table.height - sum(data.groups.values())), **groups_link}
+            context = {"field": field, "groups": [(value, f"{count:,}", group_url(grouping, value))
+                                                  for value, count in grouping.counts.items()],
+                       "unset": unset(data.table.height - sum(grouping.counts.values())), **crumbs}
             return templates.TemplateResponse(request, "group_index.html", context)
 
-        @app.get(groups_path + "/{value:path}", response_class=HTMLResponse)
+        @app.get(index_path + "/{value:path}", response_class=HTMLResponse)
         def group_page(request: Request, value: str) -> Response:
-            known = data.group_value(value)
+            known = grouping.value(value)
             if known is None:
-                raise HTTPException(404, f"No {one} has the {noun(group)} {value[:80]!r}. "
-                                         f"See every {noun(group)} at {groups_path}.")
+                raise HTTPException(404, f"No {one} has the {noun(field)} {value[:80]!r}. "
+                                         f"See every {noun(field)} at {index_path}.")
             try:
-                query = data.query(path=group_url(known), **data.query.parse_sort(request.query_params))
+                query = data.query(path=group_url(grouping, known), **data.query.parse_sort(request.query_params))
             except BadQuery as exc:
                 raise HTTPException(400, str(exc)) from None
-            rows = in_order(data, data.frame.filter(pl.col(shown_column(group.name)) == known), query)
+            rows = in_order(data, data.frame.filter(pl.col(shown_column(field.name)) == known), query)
             context = results_context(query, rows, data.cells, lambda n: f"{n:,} {one if n == 1 else many}")
-            return templates.TemplateResponse(request, "group.html",
-                                              {**context, "field": group, "value": known, **groups_link})
+            return templates.TemplateResponse(request, "group.html", {**context, "field": field, "value": known,
+                                                                      **crumbs})
+
+    indexes = [{"path": groups_path(g), "noun": noun(g.field)} for g in data.groupings]
+    form = {"filters": data.filters, "search": key_field.header if site.search else "", "indexes": indexes}
+    add_list_page(app, templates, path, data, parse_query, select, (one, many), form)
+    for grouping in data.groupings:
+        add_group_pages(grouping)
 
     @app.get(path + "/{key:path}", response_class=HTMLResponse)
     def entity_page(request: Request, key: str) -> Response:
@@ -356,9 +372,9 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
             raise HTTPException(404, f"No {one} has the {noun(key_field)} {key[:80]!r}. "
                                      f"Find it in the list at {path}.")
         row = data.row(index)
-        value = None if group is None or row[group.name] is None else shown(row[group.name])
-        context = {"title": shown(row[key_field.name]), "sections": sections(data.layout, row),
-                   "group_value": value, "group_url": None if value is None else group_url(value)}
+        groups = [(shown(row[g.field.name]), group_url(g, shown(row[g.field.name]))) for g in data.groupings
+                  if row[g.field.name] is not None]
+        context = {"title": shown(row[key_field.name]), "sections": sections(data.layout, row), "groups": groups}
         return templates.TemplateResponse(request, "entity.html", context)
 
     return app

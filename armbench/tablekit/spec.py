@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from armbench.errors import UserError, read_text
 
@@ -66,7 +66,13 @@ class SiteSpec(Strict):
     filters: list[str] = []  # fields the list's form filters on
     page_size: int = Field(100, ge=1, le=1000)  # rows per list page
     search: bool = True  # a "name contains" box over the key field
-    group_by: str | None = None  # a field: an index of its values, one page per value (per year, per state)
+    group_by: list[str] = []  # fields: each an index of its values, one page per value (per year, per state)
+
+    @field_validator("group_by", mode="before")
+    @classmethod
+    def one_or_several(cls, value: Any) -> Any:
+        """`group_by: country` and `group_by: null` read as [country] and []."""
+        return [] if value is None else [value] if isinstance(value, str) else value
 
 
 class ExampleSpec(Strict):
@@ -106,7 +112,7 @@ class TableSpec(Strict):
             "entity.key": [self.entity.key],
             "site.list_fields": self.site.list_fields,
             "site.filters": self.site.filters,
-            "site.group_by": [self.site.group_by] if self.site.group_by else [],
+            "site.group_by": self.site.group_by,
             "tool.default_fields": self.tool.default_fields,
             "tool.tie": [self.tool.tie],
         }

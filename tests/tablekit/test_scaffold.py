@@ -165,7 +165,7 @@ def test_cities_is_scaffolded_as_the_walkthrough_expects(roots):
         "capital": True, "elevation_m": 40}
     assert spec.site.list_fields == ["name", "country", "population", "area_km2", "founded"]
     assert spec.site.filters == ["country", "capital", "population", "area_km2", "elevation_m"]
-    assert (spec.site.path, spec.site.search, spec.site.group_by) == ("/cities", True, "country")
+    assert (spec.site.path, spec.site.search, spec.site.group_by) == ("/cities", True, ["country"])
     assert spec.tool.name == "cities_query" and spec.tool.tie == "name"
     assert spec.tool.default_fields == ["name", "country", "population"]
     assert spec.tool.intro == ("A table of cities, each named by its name, with country, population, area km2, "
@@ -213,7 +213,7 @@ def test_a_table_without_numbers_gets_a_count_example(roots, tmp_path):
     assert question["answer"] == ["3"] and question["derivation"]["sql"] == "SELECT count(*) FROM codes"
     assert question["solutions"]["tooled"]["answer"] == {"from": "aggregate"}
     spec = load_spec(made.folder)
-    assert spec.site.filters == ["label"] and spec.site.group_by == "label"
+    assert spec.site.filters == ["label"] and spec.site.group_by == ["label"]
     assert spec.tool.example.args == {"filters": [{"field": "label", "op": "eq", "value": "x"}], "sort_by": "code",
                                       "order": "asc", "limit": 3}
     assert problems(made.folder) == []

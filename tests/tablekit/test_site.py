@@ -102,7 +102,7 @@ def wide(cities) -> TestClient:
         "list_fields": ["name", "country", "founded", "capital", "elevation_m"],
         "filters": ["name", "country", "founded", "elevation_m"],
         "search": False,
-        "group_by": None,
+        "group_by": [],
     })})
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(site, "MAX_LISTED_CHOICES", 20)
@@ -122,7 +122,7 @@ def fruits_table(fruits) -> pl.DataFrame:
 def grouped_by(domain: TableDomain, field: str) -> TestClient:
     """The domain's site grouped by `field`, whatever its kind."""
     spec = domain.spec
-    edited = spec.model_copy(update={"site": spec.site.model_copy(update={"group_by": field})})
+    edited = spec.model_copy(update={"site": spec.site.model_copy(update={"group_by": [field]})})
     return TestClient(create_app(edited, domain.tables))
 
 

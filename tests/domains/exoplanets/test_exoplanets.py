@@ -65,6 +65,15 @@ def test_a_system_page_lists_its_planets(client, table):
     assert matches(page.text) == table.filter(pl.col("hostname") == "Kepler-11").height == 6
 
 
+def test_a_discoveries_page_per_year(client, table):
+    page = client.get("/planets-by-disc_year/2009")
+    assert page.status_code == 200 and matches(page.text) == table.filter(pl.col("disc_year") == 2009).height
+    years = client.get("/planets-by-disc_year").text
+    assert '<a href="/planets-by-disc_year/1992">1992</a>' in years
+    planet = client.get("/planets/CoRoT-7 b").text
+    assert 'href="/planets-by-hostname/CoRoT-7"' in planet and 'href="/planets-by-disc_year/2009"' in planet
+
+
 async def test_the_tool_answers_from_the_same_rows():
     tool = KIT.tool_classes()[0]()
     outcome = await tool.invoke({"filters": [{"field": "hostname", "op": "eq", "value": "kepler-11"}],
