@@ -120,7 +120,7 @@ def spec_text(d: Draft) -> str:
     ]
     group_by = d.group_by
     lines.append(f"  group_by: {yaml_scalar(group_by)}  # a page per value of this field"
-                 if group_by else "  group_by: null  # a field: a page per value of it (per year, per state)")
+                 if group_by else "  group_by: null  # a field, or a list: a page per value of each (per year, per state)")
     lines += [
         "tool:",
         f"  name: {d.name}_query",

@@ -341,6 +341,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
         def group_index(request: Request) -> Response:
             context = {"field": field, "groups": [(value, f"{count:,}", group_url(grouping, value))
                                                   for value, count in grouping.counts.items()],
+                       "counts": site.group_counts,
                        "unset": unset(data.table.height - sum(grouping.counts.values())), **crumbs}
             return templates.TemplateResponse(request, "group_index.html", context)
 
@@ -372,8 +373,8 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
             raise HTTPException(404, f"No {one} has the {noun(key_field)} {key[:80]!r}. "
                                      f"Find it in the list at {path}.")
         row = data.row(index)
-        groups = [(shown(row[g.field.name]), group_url(g, shown(row[g.field.name]))) for g in data.groupings
-                  if row[g.field.name] is not None]
+        groups = [(g.field.header, shown(row[g.field.name]), group_url(g, shown(row[g.field.name])))
+                  for g in data.groupings if row[g.field.name] is not None]
         context = {"title": shown(row[key_field.name]), "sections": sections(data.layout, row), "groups": groups}
         return templates.TemplateResponse(request, "entity.html", context)
 

@@ -67,6 +67,7 @@ class SiteSpec(Strict):
     page_size: int = Field(100, ge=1, le=1000)  # rows per list page
     search: bool = True  # a "name contains" box over the key field
     group_by: list[str] = []  # fields: each an index of its values, one page per value (per year, per state)
+    group_counts: bool = True  # the indexes show each value's row count (off where that gives answers away)
 
     @field_validator("group_by", mode="before")
     @classmethod
@@ -120,6 +121,8 @@ class TableSpec(Strict):
             unknown = [name for name in names if name not in kinds]
             if unknown:
                 raise ValueError(f"{where} names {', '.join(unknown)}, not a declared field")
+        if len(set(self.site.group_by)) != len(self.site.group_by):
+            raise ValueError("site.group_by names a field twice")
         reserved = [name for name in kinds if name in RESERVED_FIELDS]
         if reserved:
             raise ValueError(f"no field can be named {reserved[0]} ({RESERVED_FIELDS[reserved[0]]}); rename it "

@@ -494,3 +494,26 @@ def test_the_spec_sets_the_page_size(cities):
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert [len(names(page.text)) for page in pages] == [15, 15, 10]
     assert "Showing 31–40 of 40" in pages[2].text and client.get("/cities?page=4").status_code == 404
+
+
+def test_several_groupings_and_indexes_without_counts(cities):
+    spec = cities.spec
+    site_spec = spec.site.model_copy(update={"group_by": ["country", "capital"], "group_counts": False})
+    client = TestClient(create_app(spec.model_copy(update={"site": site_spec}), cities.tables))
+    assert client.get("/cities-by-capital/yes").status_code == 200
+    assert client.get("/cities-by-country/Japan").status_code == 200
+    assert "<td>3</td>" not in client.get("/cities-by-country").text  # Japan's 3 cities: no count shown
+    page = client.get("/cities/Tokyo").text
+    assert 'Country: <a href="/cities-by-country/Japan">Japan</a>' in page
+    assert 'Capital: <a href="/cities-by-capital/yes">yes</a>' in page
+
+
+def test_a_field_grouped_twice_is_refused(cities):
+    from pydantic import ValidationError
+
+    from armbench.tablekit.spec import TableSpec
+
+    raw = cities.spec.model_dump()
+    raw["site"]["group_by"] = ["country", "country"]
+    with pytest.raises(ValidationError, match="names a field twice"):
+        TableSpec.model_validate(raw)

@@ -81,3 +81,9 @@ async def test_the_tool_answers_from_the_same_rows():
     assert outcome.result["matched"] == 6 and round(outcome.result["aggregate"]["value"], 1) == 118.4
     assert outcome.result["rows"][0]["source_url"].endswith("/planets/Kepler-11%20b")
     assert tool.name == "exoplanet_query" and "Planets in the system" not in tool.description
+
+
+def test_the_host_index_gives_no_planet_counts(client):
+    """A count of planets per host would answer system multiplicity; the archive shows none."""
+    index = client.get("/planets-by-hostname").text
+    assert '<a href="/planets-by-hostname/Kepler-11">Kepler-11</a></th></tr>' in index
