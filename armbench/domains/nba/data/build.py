@@ -1,0 +1,65 @@
+"""`../shared/data/nba/` -> three tables (run by `bench data build` once the domain is declared).
+
+- nba_seasons: one row per NBA player-season, 1947-2021 (season = the year it ends: 2021 = 2020-21):
+  a traded player's season is his `TOT` row (`traded` true, `teams` lists the teams in the order
+  the source gives them); bio (birth date, height, colleges) and the player's NBA draft pick
+  (year, round, overall pick, team) joined by Basketball-Reference id. ABA and BAA seasons are
+  left out: the questions are about the NBA.
+- nba_players: the career table (one row per player, 2026 snapshot).
+- nba_draft_picks: every NBA and BAA draft pick, 1947-2025.
+Nothing calls this at run time: the Parquet files are committed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from armbench.replicas.tables import TableDir
+
+TABLES = TableDir(Path(__file__).resolve().parent)
+SEASON_COLUMNS = ["seas_id", "season", "player", "bref_id", "pos", "age", "experience", "team", "games",
+                  "games_started", "minutes", "mp_per_game", "pts_per_game", "reb_per_game", "ast_per_game",
+                  "fg", "fga", "x3p", "x3pa", "ft", "fta", "trb", "ast", "stl", "blk", "tov", "pts",
+                  "fg_percent", "x3p_percent", "ft_percent"]
+
+
+def read(shared_data: Path, name: str) -> pl.DataFrame:
+    return pl.read_csv(shared_data / "nba" / f"{name}.csv", infer_schema_length=None)
+
+
+def seasons(shared_data: Path, draft: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
+    rows = read(shared_data, "player_seasons").filter(pl.col("league") == "NBA").select(SEASON_COLUMNS)
+    # A traded player's season: his TOT row, with the teams he played for (in the source's order).
+    teams = (rows.filter(pl.col("team") != "TOT")
+             .group_by("season", "player", "bref_id", maintain_order=True)
+             .agg(pl.col("team").str.join(", ").alias("teams"), pl.len().alias("stints")))
+    traded = rows.filter(pl.col("team") == "TOT").select("season", "player", "bref_id").with_columns(traded=True)
+    whole = rows.join(traded, on=["season", "player", "bref_id"], how="left", nulls_equal=True).with_columns(
+        pl.col("traded").fill_null(False))
+    whole = whole.filter(~pl.col("traded") | (pl.col("team") == "TOT"))
+    whole = whole.join(teams.select("season", "player", "bref_id", "teams"), on=["season", "player", "bref_id"],
+                       how="left", nulls_equal=True)
+    bio = players.select("bref_id", "birth_date", "height_in", "colleges")
+    pick = (draft.filter(pl.col("league") == "NBA").sort("draft_year")
+            .unique("bref_id", keep="first", maintain_order=True)  # a player drafted twice: his first pick
+            .select("bref_id", "draft_year", pl.col("round").alias("draft_round"),
+                    pl.col("overall_pick").alias("draft_pick"), pl.col("team").alias("draft_team")))
+    return (whole.join(bio, on="bref_id", how="left").join(pick.drop_nulls("bref_id"), on="bref_id", how="left")
+            .sort("season", "player"))
+
+
+def build(shared_data: Path) -> list[Path]:
+    players = read(shared_data, "players").with_columns(pl.col("birth_date").str.to_date())
+    draft = read(shared_data, "draft_picks").with_columns(
+        pl.col("overall_pick").cast(pl.Int64), pl.col("round").cast(pl.Int64))
+    return [TABLES.write(seasons(shared_data, draft, players), "nba_seasons"),
+            TABLES.write(players, "nba_players"),
+            TABLES.write(draft, "nba_draft_picks")]
+
+
+if __name__ == "__main__":  # before the domain is declared: python -m armbench.domains.nba.data.build
+    from armbench.paths import SHARED_DATA_DIR
+
+    for path in build(SHARED_DATA_DIR):
+        print(f"wrote {path}")
