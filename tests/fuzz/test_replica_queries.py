@@ -54,10 +54,15 @@ class Request:
 
 
 def parameter_names(app_reference: str) -> list[str]:
-    """Every query parameter the replica's code reads: its own package's and the shared list page's."""
-    package = Path(importlib.import_module(app_reference.partition(":")[0]).__file__).parent
-    sources = [*package.glob("*.py"), *SHARED_PARSING.glob("*.py")]
-    return sorted({name for source in sources for name in PARAM_NAME.findall(source.read_text())})
+    """Every query parameter the replica's code reads: its own package's and the shared list page's,
+    and for a table domain (its site made from domain.yaml) the ones its spec declares."""
+    module = importlib.import_module(app_reference.partition(":")[0])
+    sources = [*Path(module.__file__).parent.glob("*.py"), *SHARED_PARSING.glob("*.py")]
+    names = {name for source in sources for name in PARAM_NAME.findall(source.read_text())}
+    kit = getattr(module, "KIT", None)
+    if kit is not None:
+        names |= {"q", *(f"{field}{end}" for field in kit.spec.site.filters for end in ("", "_min", "_max"))}
+    return sorted(names)
 
 
 def real_tokens(app_reference: str) -> list[str]:
@@ -67,6 +72,13 @@ def real_tokens(app_reference: str) -> list[str]:
     found: set[str] = set()
     for cls in listing.ListQuery.__subclasses__():
         found.update(cls.COLUMNS)
+    kit = getattr(module, "KIT", None)
+    if kit is not None:  # a table domain: a spread of each text field's values
+        table = kit.tables.load(kit.spec.table)
+        for field in kit.spec.fields:
+            if field.kind == "text":
+                values = table[field.name].drop_nulls().unique(maintain_order=True).to_list()
+                found.update(values[:: max(1, len(values) // 30)])
     catalog = getattr(module, "catalog", None)
     if catalog is None:
         return sorted(found)
