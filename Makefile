@@ -83,6 +83,7 @@ bench: setup $(BENCH_STAMP)
 	$(BIN)/python benchmarks/worldbank_latency.py
 	$(BIN)/python benchmarks/report_scale.py
 	$(BIN)/python benchmarks/table_domain.py
+	$(BIN)/python benchmarks/stored_calls.py
 	$(BIN)/python benchmarks/local_model.py $(RECORDING)
 
 # The nightly gate, free and deterministic: replay the committed recording against today's code

@@ -1,5 +1,4 @@
-"""Table domains: each registered one's tool over its questions' stored calls, and the kit on 30,000
-rows (its typed tool's latency and its list page's server time).
+"""A table domain on 30,000 rows: its typed tool's latency and its list page's server time.
 
 The cities spec (tests/fixtures/cities_domain) over a synthetic 30,000-row CSV of the same columns,
 built into a temporary folder as `bench domain new` would: 1,000 seeded tool calls (filters of
@@ -102,33 +101,7 @@ def page_times(domain: TableDomain, rng: random.Random) -> list[float]:
     return times
 
 
-async def stored_calls_p50(name: str) -> float:
-    """p50 of a registered table domain's tool over its questions' stored tooled calls (x200)."""
-    from armbench.domains import find_domain
-    from armbench.questions import load_sets
-
-    tool = find_domain(name).tool_classes()[0]()
-    calls = [call.args for question_set in load_sets([name]) for question in question_set.questions
-             for call in question.solutions["tooled"].calls if call.tool == tool.name]
-    times = []
-    for _ in range(200):
-        for args in calls:
-            start = time.perf_counter()
-            outcome = await tool.invoke(args)
-            times.append((time.perf_counter() - start) * 1000)
-            if outcome.is_error:
-                raise SystemExit(f"{name}: a stored call fails: {outcome.result}")
-    return statistics.median(times[len(calls):])  # the first round loads the table
-
-
 def main() -> None:
-    from armbench.domains import DOMAINS
-
-    for name in [name for name, domain in DOMAINS.items() if not domain.shared_data]:
-        p50 = asyncio.run(stored_calls_p50(name))
-        print(f"{name}: its questions' stored tool calls, p50 {p50:.2f} ms (target <= {TOOL_TARGET_P50_MS} ms)")
-        if p50 > TOOL_TARGET_P50_MS:
-            raise SystemExit(f"{name}: tool over target")
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as root:
         domain = synthetic_domain(Path(root), rng)

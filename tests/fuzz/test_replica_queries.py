@@ -255,13 +255,20 @@ def refused(status: int, body: bytes) -> bool:
     return status >= 400 or body.startswith(b'[{"message"')
 
 
-def numeric_parameters(app, names: list[str], get) -> list[tuple[str, str, str]]:
+def numeric_parameters(app, names: list[str], get, tokens: list[str]) -> list[tuple[str, str, str]]:
     """(path, parameter, a plain number it takes) for each parameter that refuses "x" and takes
-    1, 2 or 2020, on each route that reads the query string."""
+    1, 2 or 2020, on each route that reads the query string (a catch-all route at the World Bank
+    paths, another route with its parameters filled by the first real value that makes a page)."""
     paths = []
     for route in routes_of(app):
-        if "query_params" in inspect.getsource(route.endpoint):
-            paths += ["/" + path for path in CATCH_ALL_PROBES] if route.param_convertors else [route.path]
+        if "query_params" not in inspect.getsource(route.endpoint):
+            continue
+        if not route.param_convertors:
+            paths.append(route.path)
+        elif any(type(c).__name__ == "PathConvertor" for c in route.param_convertors.values()):
+            paths += ["/" + path for path in CATCH_ALL_PROBES]
+        else:
+            paths += next(([path] for token in tokens if get(path := fill(route.path, token), "")[0] == 200), [])
     found = []
     for path in paths:
         for name in names:
@@ -270,6 +277,11 @@ def numeric_parameters(app, names: list[str], get) -> list[tuple[str, str, str]]
             taken = [n for n in PLAIN_NUMBERS if not refused(*get(path, f"{name}={n}&format=json")[:2])]
             found += [(path, name, taken[0])] if taken else []
     return found
+
+
+def fill(path: str, token: str) -> str:
+    """A route's path with every parameter set to `token`."""
+    return re.sub(r"\{[^}]+\}", quote(token, safe=""), path)
 
 
 def odd_spellings(number: str) -> st.SearchStrategy[str]:
@@ -293,7 +305,7 @@ def test_a_number_with_a_non_ascii_digit_is_refused_like_any_bad_value(domain):
     def get(path: str, query: str) -> tuple[int, bytes, str]:
         return loop.run_until_complete(answer(app, Request(path, query.encode())))
 
-    numeric = numeric_parameters(app, parameter_names(reference), get)
+    numeric = numeric_parameters(app, parameter_names(reference), get, real_tokens(reference))
     assert "page" in {name for _, name, _ in numeric}, numeric
 
     @settings(FUZZ, max_examples=300)

@@ -1,6 +1,6 @@
-"""`../shared/data/nba/` -> three tables (run by `bench data build` once the domain is declared).
+"""`../shared/data/nba/` -> three tables (run by `bench data build`).
 
-- nba_seasons: one row per NBA player-season, 1947-2021 (season = the year it ends: 2021 = 2020-21):
+- nba_seasons: one row per NBA player-season, 1950-2021 (season = the year it ends: 2021 = 2020-21):
   a traded player's season is his `TOT` row (`traded` true, `teams` lists the teams in the order
   the source gives them); bio (birth date, height, colleges) and the player's NBA draft pick
   (year, round, overall pick, team) joined by Basketball-Reference id. ABA and BAA seasons are
@@ -15,9 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from armbench.replicas.tables import TableDir
+from armbench.domains.nba import TABLES
 
-TABLES = TableDir(Path(__file__).resolve().parent)
 SEASON_COLUMNS = ["seas_id", "season", "player", "bref_id", "pos", "age", "experience", "team", "games",
                   "games_started", "minutes", "mp_per_game", "pts_per_game", "reb_per_game", "ast_per_game",
                   "fg", "fga", "x3p", "x3pa", "ft", "fta", "trb", "ast", "stl", "blk", "tov", "pts",
@@ -56,10 +55,3 @@ def build(shared_data: Path) -> list[Path]:
     return [TABLES.write(seasons(shared_data, draft, players), "nba_seasons"),
             TABLES.write(players, "nba_players"),
             TABLES.write(draft, "nba_draft_picks")]
-
-
-if __name__ == "__main__":  # before the domain is declared: python -m armbench.domains.nba.data.build
-    from armbench.paths import SHARED_DATA_DIR
-
-    for path in build(SHARED_DATA_DIR):
-        print(f"wrote {path}")

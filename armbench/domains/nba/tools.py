@@ -1,0 +1,110 @@
+"""nba_query: NBA player-seasons 1949-50 to 2020-21 with each player's bio and draft pick joined,
+so a question across seasons, birthdays and draft classes is one call (the site spreads these
+over season, player and draft pages).
+
+The query engine is `table_query`'s; this module declares the fields and the description.
+"""
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import polars as pl
+
+from armbench.domains.nba import DOMAIN, TABLES
+from armbench.replicas.serve import endpoint
+from armbench.tools.base import MAX_RESULT_CHARS, Tool
+from armbench.tools.table_query import (
+    AGGREGATE_SPEC,
+    FILTERS_SPEC,
+    SOURCE_URL,
+    TableFields,
+    args_model,
+    prepare,
+    run_query,
+)
+
+KINDS = {
+    "player": "string", "season": "number", "team": "string", "traded": "boolean", "teams": "string",
+    "pos": "string", "age": "number", "games": "number", "games_started": "number", "mp_per_game": "number",
+    "pts_per_game": "number", "reb_per_game": "number", "ast_per_game": "number", "pts": "number",
+    "trb": "number", "ast": "number", "stl": "number", "blk": "number", "fg_percent": "number",
+    "x3p_percent": "number", "ft_percent": "number", "birth_date": "date", "height_in": "number",
+    "colleges": "string", "draft_year": "number", "draft_round": "number", "draft_pick": "number",
+    "draft_team": "string", "seas_id": "number",
+}
+TABLE = TableFields(
+    kinds=KINDS,
+    default_fields=("player", "season", "team", "pts_per_game"),
+    tie="seas_id",
+    examples={"string": "LAL", "number": 20, "date": "1995-08", "boolean": True},
+    noun="player-season",
+)
+SEASONS = TABLES.load("nba_seasons")
+FILTERS = FILTERS_SPEC.replace("- any field:", "- true/false ops: eq, ne (value true or false).\n- any field:")
+
+DESCRIPTION = f"""\
+Query NBA regular seasons from Basketball-Reference: one row per player and season, 1949-50 to \
+2020-21 ({SEASONS.height:,} rows), with the player's bio and NBA draft pick joined, so one call can filter \
+across seasons, birthdays and draft classes. A season is named by the year it ends: season 2021 \
+= 2020-21. A player traded during a season has one row for that season, his total (team "TOT", \
+traded true, teams listing his teams); per-team splits are not rows.
+
+Fields:
+- text: player (as Basketball-Reference writes it, e.g. "Kristaps Porziņģis"); pos; team (e.g. \
+"LAL", or "TOT"); teams (the teams of a traded season, comma-separated); colleges (comma-separated; \
+null when none is listed); draft_team.
+- number: season (end year); age (on February 1 of the season); games; games_started (null before \
+1981-82); mp_per_game, pts_per_game, reb_per_game, ast_per_game (per game, one decimal); pts, trb, \
+ast, stl, blk (season totals; steals and blocks null before 1973-74); fg_percent, x3p_percent, \
+ft_percent (0-1); height_in (inches); draft_year, draft_round, draft_pick (overall; null for an \
+undrafted player or one without a Basketball-Reference id); seas_id (the source's row id).
+- date: birth_date.
+- true/false: traded.
+
+{FILTERS}
+
+sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
+seas_id. Without sort_by, rows are in seas_id order. limit: 1-{TABLE.max_limit} rows (default 50); \
+the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; \
+source_url (the player's page on the site, or the season page for a player without one) is always \
+in every row.
+
+{AGGREGATE_SPEC}
+
+Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
+missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
+counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
+naming the valid choices.
+
+Example: the five best assist averages of the 1990-91 season among players with at least 60 games:
+{{"filters": [{{"field": "season", "op": "eq", "value": 1991}}, {{"field": "games", "op": "gte", \
+"value": 60}}], "sort_by": "ast_per_game", "order": "desc", "limit": 5}}
+"""
+
+NbaQueryArgs = args_model("NbaQueryArgs", TABLE)
+
+
+@cache
+def nba_frame() -> pl.DataFrame:
+    page = (pl.when(pl.col("bref_id").is_not_null())
+            .then(pl.lit("/players/") + pl.col("bref_id").str.slice(0, 1) + pl.lit("/") + pl.col("bref_id")
+                  + pl.lit(".html"))
+            .otherwise(pl.lit("/leagues/NBA_") + pl.col("season").cast(pl.Utf8) + pl.lit("_per_game.html")))
+    return prepare(SEASONS.select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
+
+
+class NbaQuery(Tool):
+    name = "nba_query"
+    description = DESCRIPTION
+    Args = NbaQueryArgs
+
+    async def run(self, args: NbaQueryArgs) -> dict[str, Any]:
+        result = run_query(TABLE, nba_frame(), args)
+        site = endpoint(DOMAIN.replica).base_url
+        for row in result["rows"]:
+            row[SOURCE_URL] = site + row[SOURCE_URL]
+        return result
+
+
+TOOLS = [NbaQuery]  # the tooled arm's typed tools for this domain
