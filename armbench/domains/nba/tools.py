@@ -29,7 +29,8 @@ KINDS = {
     "pos": "string", "age": "number", "games": "number", "games_started": "number", "mp_per_game": "number",
     "pts_per_game": "number", "reb_per_game": "number", "ast_per_game": "number", "pts": "number",
     "trb": "number", "ast": "number", "stl": "number", "blk": "number", "fg_percent": "number",
-    "x3p_percent": "number", "ft_percent": "number", "birth_date": "date", "height_in": "number",
+    "x3p_percent": "number", "ft_percent": "number", "birth_date": "date", "birth_month": "number",
+    "birth_day": "number", "height_in": "number",
     "colleges": "string", "draft_year": "number", "draft_round": "number", "draft_pick": "number",
     "draft_team": "string", "seas_id": "number",
 }
@@ -37,7 +38,7 @@ TABLE = TableFields(
     kinds=KINDS,
     default_fields=("player", "season", "team", "pts_per_game"),
     tie="seas_id",
-    examples={"string": "LAL", "number": 20, "date": "1995-08", "boolean": True},
+    examples={"string": "BOS", "number": 7, "date": "1962-03", "boolean": True},
     noun="player-season",
 )
 SEASONS = TABLES.load("nba_seasons")
@@ -51,7 +52,7 @@ across seasons, birthdays and draft classes. A season is named by the year it en
 traded true, teams listing his teams); per-team splits are not rows.
 
 Fields:
-- text: player (as Basketball-Reference writes it, e.g. "Kristaps Porziņģis"); pos; team (e.g. \
+- text: player (as Basketball-Reference writes it, e.g. "Bill Russell"); pos; team (e.g. \
 "LAL", or "TOT"); teams (the teams of a traded season, comma-separated); colleges (comma-separated; \
 null when none is listed); draft_team.
 - number: season (end year); age (on February 1 of the season); games; games_started (null before \
@@ -59,7 +60,8 @@ null when none is listed); draft_team.
 ast, stl, blk (season totals; steals and blocks null before 1973-74); fg_percent, x3p_percent, \
 ft_percent (0-1); height_in (inches); draft_year, draft_round, draft_pick (overall; null for an \
 undrafted player or one without a Basketball-Reference id); seas_id (the source's row id).
-- date: birth_date.
+- date: birth_date. birth_month (1-12) and birth_day (1-31) are its month and day as numbers, for \
+birthdays across years.
 - true/false: traded.
 
 {FILTERS}
@@ -91,7 +93,9 @@ def nba_frame() -> pl.DataFrame:
             .then(pl.lit("/players/") + pl.col("bref_id").str.slice(0, 1) + pl.lit("/") + pl.col("bref_id")
                   + pl.lit(".html"))
             .otherwise(pl.lit("/leagues/NBA_") + pl.col("season").cast(pl.Utf8) + pl.lit("_per_game.html")))
-    return prepare(SEASONS.select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
+    born = SEASONS.with_columns(birth_month=pl.col("birth_date").dt.month().cast(pl.Int64),
+                                birth_day=pl.col("birth_date").dt.day().cast(pl.Int64))
+    return prepare(born.select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
 
 
 class NbaQuery(Tool):

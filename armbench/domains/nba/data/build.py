@@ -1,6 +1,7 @@
 """`../shared/data/nba/` -> three tables (run by `bench data build`).
 
-- nba_seasons: one row per NBA player-season, 1950-2021 (season = the year it ends: 2021 = 2020-21):
+- nba_seasons: one row per NBA player-season, 1950-2021 (season = the year it ends: 2021 = 2020-21),
+  each player named as the career table (2026) names him:
   a traded player's season is his `TOT` row (`traded` true, `teams` lists the teams in the order
   the source gives them); bio (birth date, height, colleges) and the player's NBA draft pick
   (year, round, overall pick, team) joined by Basketball-Reference id. ABA and BAA seasons are
@@ -17,6 +18,16 @@ import polars as pl
 
 from armbench.domains.nba import TABLES
 
+# Players the source's crosswalk left without an id because Basketball-Reference renamed them
+# after 2021, matched here by their career table's name and seasons (players.csv). Brady Walker
+# (an id two source players claim), James Phelan (two candidates) and Wayne Englestad (none) stay
+# without one.
+RENAMED = {
+    "Alfred McGuire": "mcguial01", "Bill McGill": "mcgilbi01", "Efthimis Rentzias": "rentzef01",
+    "Enes Kanter": "kanteen01", "Juan Hernangómez": "hernaju01", "Kenyon Martin Jr.": "martike04",
+    "Micheal Ray Richardson": "richami01", "Nicolas Claxton": "claxtni01", "Sviatoslav Mykhailiuk": "mykhasv01",
+    "Wesley Iwundu": "iwundwe01",
+}
 SEASON_COLUMNS = ["seas_id", "season", "player", "bref_id", "pos", "age", "experience", "team", "games",
                   "games_started", "minutes", "mp_per_game", "pts_per_game", "reb_per_game", "ast_per_game",
                   "fg", "fga", "x3p", "x3pa", "ft", "fta", "trb", "ast", "stl", "blk", "tov", "pts",
@@ -29,6 +40,7 @@ def read(shared_data: Path, name: str) -> pl.DataFrame:
 
 def seasons(shared_data: Path, draft: pl.DataFrame, players: pl.DataFrame) -> pl.DataFrame:
     rows = read(shared_data, "player_seasons").filter(pl.col("league") == "NBA").select(SEASON_COLUMNS)
+    rows = rows.with_columns(pl.col("bref_id").fill_null(pl.col("player").replace_strict(RENAMED, default=None)))
     # A traded player's season: his TOT row, with the teams he played for (in the source's order).
     teams = (rows.filter(pl.col("team") != "TOT")
              .group_by("season", "player", "bref_id", maintain_order=True)
@@ -39,13 +51,15 @@ def seasons(shared_data: Path, draft: pl.DataFrame, players: pl.DataFrame) -> pl
     whole = whole.filter(~pl.col("traded") | (pl.col("team") == "TOT"))
     whole = whole.join(teams.select("season", "player", "bref_id", "teams"), on=["season", "player", "bref_id"],
                        how="left", nulls_equal=True)
-    bio = players.select("bref_id", "birth_date", "height_in", "colleges")
+    bio = players.select("bref_id", pl.col("player").alias("name"), "birth_date", "height_in", "colleges")
     pick = (draft.filter(pl.col("league") == "NBA").sort("draft_year")
             .unique("bref_id", keep="first", maintain_order=True)  # a player drafted twice: his first pick
             .select("bref_id", "draft_year", pl.col("round").alias("draft_round"),
                     pl.col("overall_pick").alias("draft_pick"), pl.col("team").alias("draft_team")))
-    return (whole.join(bio, on="bref_id", how="left").join(pick.drop_nulls("bref_id"), on="bref_id", how="left")
-            .sort("season", "player"))
+    # One spelling per player everywhere: the career table's (2026), as the player pages show it.
+    joined = whole.join(bio, on="bref_id", how="left").join(pick.drop_nulls("bref_id"), on="bref_id", how="left")
+    return joined.with_columns(pl.col("name").fill_null(pl.col("player")).alias("player")).drop("name").sort(
+        "season", "player")
 
 
 def build(shared_data: Path) -> list[Path]:
