@@ -14,12 +14,18 @@ class UserError(Exception):
     """Bad input from the person running armbench (a flag, a file, a missing key)."""
 
 
+def read_bytes(path: Path, what: str) -> bytes:
+    """The file's bytes; `what` names it in the error (a folder, no permission), e.g. "question file"."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
+
+
 def read_text(path: Path, what: str) -> str:
     """The file's UTF-8 text; `what` names it in the error, e.g. "question file"."""
     try:
-        return path.read_bytes().decode("utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
+        return read_bytes(path, what).decode("utf-8")
     except UnicodeDecodeError as error:
         raise UserError(f"{what} {path} is not UTF-8 text at byte {error.start}") from None
 

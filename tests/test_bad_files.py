@@ -52,6 +52,15 @@ def test_a_runs_file_that_is_not_utf8_is_named_with_its_line(cli, two_arm_run_se
                  f"--resume {bad}) sets such lines aside")
 
 
+def test_a_runs_file_that_is_a_folder_is_one_line(cli, two_arm_run_set, copy_of):
+    bad = copy_of("folder")
+    (bad / "runs.jsonl").unlink()
+    (bad / "runs.jsonl").mkdir()
+    for command in report_commands(str(two_arm_run_set.directory), str(bad)):
+        code, _, err = cli(*command)
+        one_line(code, err, f"cannot read the run set's records {bad / 'runs.jsonl'}")
+
+
 def test_a_run_set_without_runs_is_refused_and_so_is_an_empty_baseline(cli, two_arm_run_set, copy_of):
     empty = copy_of("empty")
     (empty / "runs.jsonl").write_bytes(b"")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Iterable
@@ -60,10 +61,12 @@ def load(module: str, source: str) -> Domain:
     return found
 
 
-def register_folder(folder: Path, package: str | None, source: str) -> None:
-    """Register every domain package in `folder` (by port offset); one that fails is in BROKEN."""
+def register_folder(folder: Path, package: str | None, source: str, skip: Iterable[str] = ()) -> None:
+    """Register every domain package in `folder` but `skip` (by port offset); one that fails is in BROKEN."""
     found = []
     for name in packages_in(folder):
+        if name in skip:
+            continue
         try:
             found.append(load(f"{package}.{name}" if package else name, source))
         except UserError as error:
@@ -87,10 +90,14 @@ def register_from_environment() -> None:
     if folder:
         if not Path(folder).is_dir():
             raise UserError(f"{DOMAINS_DIR_ENV}={folder!r} is not a folder")
+        shadowing = [name for name in packages_in(Path(folder)) if importlib.util.find_spec(name) is not None]
+        for name in shadowing:  # checked before the folder goes first on the path, where it would win
+            BROKEN[name] = (f"{DOMAINS_DIR_ENV}={folder}: the package {name!r} has the name of a Python module; "
+                            "rename its folder")
         # Importable here and in the replica servers this process starts (they inherit PYTHONPATH).
         sys.path.insert(0, folder)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
-        register_folder(Path(folder), None, f"{DOMAINS_DIR_ENV}={folder}")
+        register_folder(Path(folder), None, f"{DOMAINS_DIR_ENV}={folder}", skip=shadowing)
     for module in filter(None, modules):
         register(load(module, EXTRA_DOMAINS_ENV))
 

@@ -38,12 +38,22 @@ class TableDir:
                             "build them with `bench data build`")
         return _read(path)
 
+    def rows(self, name: str) -> int:
+        """The table's row count from its Parquet footer: a description can state it while making
+        the tool (as hashing a tooled arm's manifest does) reads no rows."""
+        import polars as pl
+
+        if not self.path(name).exists():
+            self.load(name)  # raises the UserError that says how to build the table
+        return pl.scan_parquet(self.path(name)).select(pl.len()).collect().item()
+
     def write(self, frame: pl.DataFrame, name: str) -> Path:
         """Write `name`.parquet as every builder does: zstd level 19, with statistics."""
         self.directory.mkdir(parents=True, exist_ok=True)
         self._hash = None
         target = self.path(name)
         frame.write_parquet(target, compression="zstd", compression_level=19, statistics=True)
+        _read.cache_clear()  # a later load reads what was written, not the frame from before
         return target
 
     def hash(self) -> str:

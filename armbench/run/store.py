@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from armbench.errors import UserError, read_json_object
+from armbench.errors import UserError, read_bytes, read_json_object
 from armbench.types import Manifest, RunRecord
 
 
@@ -72,7 +72,7 @@ class RunSetStore:
         next record starts on a line of its own, and move each other line that is not a run record to
         runs.jsonl.bad, kept for a look while its run is redone. Returns how many lines were moved."""
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
-        data = self.runs_path.read_bytes()
+        data = read_bytes(self.runs_path, "the run set's records")
         complete = data[: data.rfind(b"\n") + 1]
         lines = self._parse(complete)
         corrupt = [raw for _number, raw, parsed in lines if not isinstance(parsed, RunRecord)]
@@ -149,7 +149,7 @@ class RunSetStore:
         if not self.runs_path.exists():
             return []
         records = []
-        for number, _raw, parsed in self._parse(self.runs_path.read_bytes()):
+        for number, _raw, parsed in self._parse(read_bytes(self.runs_path, "the run set's records")):
             if not isinstance(parsed, RunRecord):
                 raise UserError(f"{self.runs_path}:{number} is not a run record ({parsed}); resuming the "
                                 f"set (its `bench run` command with --resume {self.directory}) sets such lines aside")

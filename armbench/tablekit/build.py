@@ -23,15 +23,28 @@ def build_table(spec: TableSpec, folder: Path, tables: TableDir) -> Path:
     source = folder / spec.source
     frame = typed_table(spec, read_csv(source), source)
     path = tables.write(frame, spec.table)
-    (tables.directory / "DATA.md").write_text(data_md(spec, frame, folder), encoding="utf-8")
+    (tables.directory / "DATA.md").write_text(data_md(spec, frame, source_note(folder)), encoding="utf-8")
     return path
 
 
-def typed_table(spec: TableSpec, csv: CsvTable, source: Path) -> pl.DataFrame:
+def source_note(folder: Path) -> str | None:
+    """source/SOURCE.md, which DATA.md quotes (None when there is none)."""
+    path = folder / "source" / "SOURCE.md"
+    return read_text(path, "the data's SOURCE.md") if path.exists() else None
+
+
+def missing_columns(spec: TableSpec, csv: CsvTable, source: Path) -> str | None:
+    """The problem when the CSV lacks a declared field's column."""
     missing = [field.source_column for field in spec.fields if field.source_column not in csv.frame.columns]
-    if missing:
-        raise UserError(f"{source} lacks the declared column(s) {', '.join(missing)} (its columns: "
-                        f"{', '.join(csv.frame.columns)})")
+    if not missing:
+        return None
+    return f"{source} lacks the declared column(s) {', '.join(missing)} (its columns: {', '.join(csv.frame.columns)})"
+
+
+def typed_table(spec: TableSpec, csv: CsvTable, source: Path) -> pl.DataFrame:
+    problem = missing_columns(spec, csv, source)
+    if problem:
+        raise UserError(problem)
     return pl.DataFrame([typed(csv, field, source) for field in spec.fields])
 
 
@@ -51,14 +64,13 @@ def typed(csv: CsvTable, field: FieldSpec, source: Path) -> pl.Series:
     return pl.Series(field.name, values, dtype=DTYPES[field.kind])
 
 
-def data_md(spec: TableSpec, frame: pl.DataFrame, folder: Path) -> str:
-    """DATA.md: provenance (the spec's and source/SOURCE.md), then one line per field."""
-    source_note = folder / "source" / "SOURCE.md"
+def data_md(spec: TableSpec, frame: pl.DataFrame, note: str | None) -> str:
+    """DATA.md: provenance (the spec's and `note`, source/SOURCE.md), then one line per field."""
     lines = [f"# {spec.title}: data", "", f"`{spec.table}.parquet`: {frame.height:,} rows, one per "
              f"{spec.entity.one}, built by `bench data build` from `{spec.source}` as `domain.yaml` declares "
              "(armbench/tablekit/build.py).", "", "## Provenance", "", spec.provenance, ""]
-    if source_note.exists():
-        lines += [read_text(source_note, "the data's SOURCE.md").strip(), ""]
+    if note is not None:
+        lines += [note.strip(), ""]
     lines += ["## Fields", "", "| field | kind | unit | nulls | description |", "| --- | --- | --- | --- | --- |"]
     for field in spec.fields:
         nulls = frame[field.name].null_count()

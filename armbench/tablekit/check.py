@@ -29,7 +29,7 @@ import polars as pl
 
 from armbench.errors import UserError, read_text
 from armbench.replicas.tables import TableDir
-from armbench.tablekit.build import data_md, typed
+from armbench.tablekit.build import data_md, missing_columns, source_note, typed
 from armbench.tablekit.csvfile import CsvTable, read_csv
 from armbench.tablekit.spec import NAME, SPEC_FILE, TableSpec, load_spec
 
@@ -78,7 +78,6 @@ class Taken:
 
 @dataclass(frozen=True)
 class Checked:
-    name: str
     problems: list[str]
     notes: list[str]
     summary: str  # what was found to hold, for the "ok" line
@@ -98,7 +97,7 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
     try:
         spec = load_spec(folder)
     except UserError as error:
-        return Checked(name, [*found, one_line(str(error))], [], "")
+        return Checked([*found, one_line(str(error))], [], "")
     if spec.name != name:
         found.append(f"{folder / SPEC_FILE}: name is {spec.name!r} but the folder is {name!r}; make them the same")
     found += clashes(spec, (taken or Taken()).with_folder(folder.parent).without(spec.name).without(name))
@@ -106,11 +105,13 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
     try:
         csv = read_csv(source)
     except UserError as error:
-        return Checked(name, [*found, one_line(str(error))], [], "")
-    missing = [f.source_column for f in spec.fields if f.source_column not in csv.frame.columns]
-    if missing:
-        found.append(f"{source} lacks the declared column(s) {', '.join(missing)} (its columns: "
-                     f"{', '.join(csv.frame.columns)})")
+        return Checked([*found, one_line(str(error))], [], "")
+    found += filter(None, [missing_columns(spec, csv, source)])
+    try:
+        note = source_note(folder)
+    except UserError as error:
+        found.append(str(error))
+        note = None
     columns: dict[str, pl.Series] = {}
     for declared in spec.fields:
         if declared.source_column in csv.frame.columns:
@@ -121,13 +122,13 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
     if spec.entity.key in columns:
         found += key_problems(columns[spec.entity.key], csv, source)
     built = pl.DataFrame(list(columns.values())) if len(columns) == len(spec.fields) else None
-    found += data_problems(spec, folder, built)
+    found += data_problems(spec, folder, built, note)
     if not found:
         found += example_problems(spec, folder)
     found = [one_line(problem) for problem in found]
     summary = (f"{len(spec.fields)} fields, {csv.frame.height:,} rows, key {spec.entity.key} unique, port offset "
                f"{spec.port_offset}; data/{spec.table}.parquet and data/DATA.md match {spec.source} and {SPEC_FILE}")
-    return Checked(name, found, notes(spec, folder), summary)
+    return Checked(found, notes(spec, folder, note), summary)
 
 
 def one_line(text: str) -> str:
@@ -181,7 +182,7 @@ def example_problems(spec: TableSpec, folder: Path) -> list[str]:
     return []
 
 
-def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None) -> list[str]:
+def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None, note: str | None) -> list[str]:
     """data/ against what `bench data build` would write now (when the CSV builds at all)."""
     data = folder / "data"
     table = data / f"{spec.table}.parquet"
@@ -199,7 +200,7 @@ def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None) -> 
     difference = frame_difference(built, on_disk)
     if difference:
         found.append(f"{table} is out of date with {spec.source} and {SPEC_FILE} ({difference}); {rebuild}")
-    elif read_data_md(data) != data_md(spec, built, folder):
+    elif read_data_md(data) != data_md(spec, built, note):
         found.append(f"{data / 'DATA.md'} is out of date with {SPEC_FILE} or source/SOURCE.md; {rebuild}")
     return found
 
@@ -225,13 +226,12 @@ def frame_difference(built: pl.DataFrame, on_disk: pl.DataFrame) -> str:
     return f"values of {changed} differ" if changed else ""
 
 
-def notes(spec: TableSpec, folder: Path) -> list[str]:
+def notes(spec: TableSpec, folder: Path, note: str | None) -> list[str]:
     found = []
     if TODO in spec.provenance:
         found.append(f"{SPEC_FILE}: provenance still says {TODO}: say where the data comes from and its licence")
-    source_note = folder / "source" / "SOURCE.md"
-    if source_note.exists() and TODO in source_note.read_text(encoding="utf-8", errors="replace"):
-        found.append(f"{source_note} still says {TODO}: state the data's origin and licence")
+    if note is not None and TODO in note:
+        found.append(f"{folder / 'source' / 'SOURCE.md'} still says {TODO}: state the data's origin and licence")
     undescribed = [f.name for f in spec.fields if not f.description]
     if undescribed:
         found.append(f"{len(undescribed)} of {len(spec.fields)} fields have no description yet "

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from armbench.errors import UserError
+from armbench.replicas.web.listing import MAX_LISTED_CHOICES
 from armbench.tablekit import kinds
 from armbench.tablekit.build import typed
 from armbench.tablekit.check import key_problems
@@ -19,7 +20,6 @@ from armbench.tablekit.csvfile import CsvTable
 from armbench.tablekit.spec import LIST_PARAMS, RESERVED_FIELDS, FieldSpec
 from armbench.tablekit.yamltext import yaml_scalar
 
-MAX_CHOICES = 60  # a text column with at most this many distinct values is a filter (a select) / a group
 MAX_FILTERS = 6
 LIST_FIELDS = 5
 DEFAULT_FIELDS = 3
@@ -122,7 +122,7 @@ class Draft:
     def choice_columns(self) -> list[Column]:
         """Text columns (not the key) of 2-60 distinct values that repeat: a select's options."""
         return [c for c in self.columns if c.kind == "text" and c.name != self.key
-                and 2 <= c.distinct <= MAX_CHOICES and c.distinct < c.filled]
+                and 2 <= c.distinct <= MAX_LISTED_CHOICES and c.distinct < c.filled]
 
     @property
     def filters(self) -> list[str]:

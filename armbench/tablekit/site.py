@@ -31,6 +31,7 @@ from armbench.replicas.web.listing import MAX_LISTED_CHOICES, BadQuery, Column, 
 from armbench.replicas.web.pages import add_list_page, create_site, results_context
 from armbench.replicas.web.record import Sections, Spec, sections
 from armbench.tablekit.spec import FieldSpec, TableSpec
+from armbench.types import render_value
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MISSING = "—"
@@ -46,11 +47,9 @@ def shown(value: Any) -> str:
         return MISSING
     if isinstance(value, bool):
         return BOOL_WORDS[value]
-    if isinstance(value, date):
-        return value.isoformat()
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
-    return str(value)
+    return render_value(value, None)
 
 
 def noun(field: FieldSpec) -> str:
@@ -337,13 +336,14 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
         field, index_path = grouping.field, groups_path(grouping)
         crumbs = {"groups_path": index_path, "group_noun": noun(field)}
 
+        index = {"field": field, "groups": [(value, f"{count:,}", group_url(grouping, value))
+                                            for value, count in grouping.counts.items()],
+                 "counts": site.group_counts, "unset": unset(data.table.height - sum(grouping.counts.values())),
+                 **crumbs}  # made once: a host index holds thousands of links
+
         @app.get(index_path, response_class=HTMLResponse)
         def group_index(request: Request) -> Response:
-            context = {"field": field, "groups": [(value, f"{count:,}", group_url(grouping, value))
-                                                  for value, count in grouping.counts.items()],
-                       "counts": site.group_counts,
-                       "unset": unset(data.table.height - sum(grouping.counts.values())), **crumbs}
-            return templates.TemplateResponse(request, "group_index.html", context)
+            return templates.TemplateResponse(request, "group_index.html", index)
 
         @app.get(index_path + "/{value:path}", response_class=HTMLResponse)
         def group_page(request: Request, value: str) -> Response:

@@ -7,6 +7,7 @@ and checks the declaration: it imports no polars or FastAPI, so naming a domain 
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -82,6 +83,16 @@ class ExampleSpec(Strict):
     says: str
     args: dict[str, Any]
 
+    @field_validator("args")
+    @classmethod
+    def json_arguments(cls, args: dict[str, Any]) -> dict[str, Any]:
+        """A model sends JSON: an unquoted 2001-02-03 (a YAML date) is no argument it could send."""
+        try:
+            json.dumps(args)
+        except TypeError as error:
+            raise ValueError(f"tool.example.args must be JSON values ({error}); quote dates") from None
+        return args
+
 
 class ToolSpec(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
@@ -137,10 +148,6 @@ class TableSpec(Strict):
 
     def field(self, name: str) -> FieldSpec:
         return next(field for field in self.fields if field.name == name)
-
-    @property
-    def kinds(self) -> dict[str, str]:
-        return {field.name: field.kind for field in self.fields}
 
 
 def load_spec(folder: Path) -> TableSpec:

@@ -19,10 +19,10 @@ from armbench.tablekit.spec import FieldSpec, TableSpec
 from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
-    FILTERS_SPEC,
     SOURCE_URL,
     TableFields,
     args_model,
+    filters_spec,
     prepare,
     run_query,
     sort_key,
@@ -30,7 +30,6 @@ from armbench.tools.table_query import (
 
 QUERY_KIND = {"text": "string", "number": "number", "date": "date", "bool": "boolean"}
 KIND_WORDS = {"text": "text", "number": "number", "date": 'date ("YYYY-MM-DD")', "bool": "true/false"}
-BOOLEAN_OPS = "- true/false ops: eq, ne (value true or false)."
 
 
 def table_fields(spec: TableSpec) -> TableFields:
@@ -61,13 +60,11 @@ def field_line(field: FieldSpec) -> str:
 
 def description(spec: TableSpec, table: TableFields, rows: int) -> str:
     tool = spec.tool
-    filters = FILTERS_SPEC.replace("- any field:", f"{BOOLEAN_OPS}\n- any field:") if table.of_kind("boolean") \
-        else FILTERS_SPEC
     return "\n\n".join([
         f"{tool.intro} {rows:,} rows, one per {spec.entity.one}; the same rows as the website's "
         f"{spec.site.heading} pages.",
         "Fields:\n" + "\n".join(field_line(field) for field in spec.fields),
-        filters,
+        filters_spec(table),
         f"sort_by + order (\"desc\" by default): rows lacking the field come last in either order; ties go by "
         f"{table.tie}. Without sort_by, rows are in {table.tie} order. limit: 1-{table.max_limit} rows (default "
         f"50); the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; "
@@ -79,15 +76,6 @@ def description(spec: TableSpec, table: TableFields, rows: int) -> str:
         "choices.",
         f"Example: {tool.example.says}:\n{json.dumps(tool.example.args)}",
     ])
-
-
-def row_count(tables: TableDir, name: str) -> int:
-    """The table's rows, counted from its Parquet footer: the description states them, yet making
-    the class (as hashing a tooled arm's manifest does) reads no rows."""
-    file = tables.path(name)
-    if not file.exists():
-        tables.load(name)  # raises the UserError that says how to build the table
-    return pl.scan_parquet(file).select(pl.len()).collect().item()
 
 
 def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
@@ -104,21 +92,16 @@ def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
         prepared = prepare(rows.with_columns(pl.Series(SOURCE_URL, links)), table)
         return prepared.sort([sort_key(table, table.tie), table.tie], nulls_last=True)
 
-    def site() -> str:
-        return endpoint(Replica(spec.name, spec.port_offset, "", tables.hash())).base_url
+    replica = Replica(spec.name, spec.port_offset, "")  # where it listens: endpoint() needs no more
 
     async def run(self: Tool, args: Any) -> dict[str, Any]:
-        result = run_query(table, frame(), args)
-        base = site()
-        for row in result["rows"]:
-            row[SOURCE_URL] = base + row[SOURCE_URL]
-        return result
+        return run_query(table, frame(), args, site=endpoint(replica).base_url)
 
     camel = "".join(part.capitalize() for part in spec.tool.name.split("_"))
     return type(camel, (Tool,), {
         "__doc__": f"`{spec.tool.name}`: the {spec.name} table domain's typed query (armbench.tablekit).",
         "name": spec.tool.name,
-        "description": description(spec, table, row_count(tables, spec.table)),
+        "description": description(spec, table, tables.rows(spec.table)),
         "Args": args_model(f"{camel}Args", table),
         "run": run,
     })

@@ -49,6 +49,4 @@ def flow(value: Any) -> str:
         return "{" + ", ".join(f"{key}: {flow(item)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(flow(item) for item in value) + "]"
-    if isinstance(value, str) and value == "":
-        return '""'
     return yaml_scalar(example_value(value))

@@ -81,6 +81,14 @@ class CallCgroup:
             pass
         return 0
 
+    def peak_memory(self) -> int | None:
+        """The most memory the leaf's processes held at once, as the kernel counted it."""
+        peak = self.dirs[0] / ("memory.peak" if self.version == 2 else "memory.max_usage_in_bytes")
+        try:
+            return int(peak.read_text())
+        except (OSError, ValueError):  # memory.peak is a v2 file of Linux 5.19+
+            return None
+
     def remove(self) -> None:
         """Kill whatever is left in the leaf, then remove it."""
         deadline = time.monotonic() + REMOVE_WAIT_S

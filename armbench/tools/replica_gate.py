@@ -152,7 +152,7 @@ async def close(writer: asyncio.StreamWriter) -> None:
 @asynccontextmanager
 async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterator[list[ReplicaRoute]]:
     """The same routes, each through a relay socket that holds the run to `share`, for one sandbox
-    call. A replica whose socket is missing keeps its route: the sandbox answers 502 for it."""
+    call. A replica that is down is answered 502 by its relay."""
     directory = tempfile.mkdtemp(prefix="armbench-gate-")
     os.chmod(directory, 0o755)  # the sandbox's uid must reach the sockets
     servers: list[asyncio.Server] = []
@@ -173,9 +173,6 @@ async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterato
     try:
         gated_routes = []
         for route in routes:
-            if not os.path.exists(route.socket_path):
-                gated_routes.append(route)
-                continue
             path = os.path.join(directory, f"{route.port}.sock")
             servers.append(await asyncio.start_unix_server(relay_to(route.socket_path), path=path))
             os.chmod(path, 0o666)

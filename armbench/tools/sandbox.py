@@ -154,6 +154,7 @@ class SandboxResult:
     killed_reason: str | None  # "wall_timeout", "cpu_limit", "memory_limit", "signal SIGKILL", ...
     isolation: str  # BWRAP or FALLBACK
     call_caps: str  # how the call's processes are capped together: call_caps()
+    peak_memory_bytes: int | None  # all the call's processes together, when a cgroup counted them
 
 
 class SandboxUnavailable(UserError):
@@ -187,6 +188,11 @@ def call_caps(config: SandboxConfig) -> str:
 
 
 def rlimit_only_caps(config: SandboxConfig) -> tuple[int, int]:
+    """(processes, address space per process) without a cgroup. Only a run with a uid of its own
+    (a root harness) can shrink RLIMIT_NPROC: otherwise it counts the harness's threads too, and 8
+    would leave the sandbox none."""
+    if os.geteuid() != 0:
+        return config.processes, config.memory_bytes
     processes = min(config.processes, RLIMIT_ONLY_PROCESSES)
     return processes, config.memory_bytes // processes
 
@@ -416,6 +422,7 @@ async def execute(
         killed_reason=killed_reason,
         isolation=isolation,
         call_caps=call_caps(config),
+        peak_memory_bytes=leaf.peak_memory() if leaf is not None else None,
     )
 
 

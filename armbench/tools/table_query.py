@@ -70,6 +70,7 @@ whole year, month or day: eq = inside it, ne = outside it, lt = before its first
 before its last day, gt = after its last day, gte = on or after its first day.
 - any field: is_null, not_null (value ignored).
 Missing values are null, and a null never matches a comparison (only is_null)."""
+BOOLEAN_OPS = "- true/false ops: eq, ne (value true or false)."
 AGGREGATE_SPEC = """\
 aggregate {fn: avg|sum|min|max|count, field} covers ALL matched rows, not just the returned \
 page. count without a field counts matched rows."""
@@ -386,10 +387,19 @@ def truncation_note(table: TableFields, hidden: int) -> str:
     )
 
 
+def filters_spec(table: TableFields) -> str:
+    """FILTERS_SPEC, with the true/false ops when the table has boolean fields (a table without
+    keeps the text it always had)."""
+    if not table.of_kind("boolean"):
+        return FILTERS_SPEC
+    return FILTERS_SPEC.replace("- any field:", f"{BOOLEAN_OPS}\n- any field:")
+
+
 def run_query(table: TableFields, frame: pl.DataFrame, args: BaseModel, where: list[pl.Expr] = (),
-              count_by: tuple[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+              count_by: tuple[str, tuple[str, ...]] | None = None, site: str = "") -> dict[str, Any]:
     """The query's result over `frame` (already `prepare`d). `where` adds the tool's own
-    conditions; `count_by` (column, its values) adds `by_<column>`: matched rows per value."""
+    conditions; `count_by` (column, its values) adds `by_<column>`: matched rows per value; `site`
+    (the replica's base URL) goes before each row's site-relative `source_url`."""
     conditions = [*where, *(Conditions(table).of(spec, f"filters[{i}]") for i, spec in enumerate(args.filters))]
     sort_field = (check_choice(args.sort_by, table.names, "unknown_field", "field", "sort_by")
                   if args.sort_by is not None else None)
@@ -404,6 +414,8 @@ def run_query(table: TableFields, frame: pl.DataFrame, args: BaseModel, where: l
             [sort_key(table, sort_field), table.tie], descending=[order == "desc", False], nulls_last=True
         )
     rows = ordered.head(args.limit).select([output_column(table, f) for f in fields]).to_dicts()
+    for row in rows if site else ():
+        row[SOURCE_URL] = site + row[SOURCE_URL]
 
     result: dict[str, Any] = {"matched": matched.height}
     if count_by:

@@ -2,6 +2,7 @@
 line naming the file (and the row or field)."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import subprocess
@@ -227,3 +228,14 @@ def test_bench_domain_check(folder):
     result = bench(folder.parent, "domain", "check", "nosuch")
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("error: no table domain 'nosuch'")
+
+
+def test_an_example_with_an_unquoted_date_is_a_spec_problem(folder):
+    edit_spec(folder, lambda spec: spec["tool"]["example"].update(
+        args={"filters": [{"field": "founded", "op": "gt", "value": dt.date(1800, 1, 1)}]}))
+    assert "tool.example.args must be JSON values" in only(folder)
+
+
+def test_a_source_note_that_is_not_text_is_a_problem_line(folder):
+    (folder / "source" / "SOURCE.md").write_bytes(b"\xff\xfe origin")
+    assert any("SOURCE.md is not UTF-8 text" in problem for problem in problems(folder))

@@ -486,10 +486,8 @@ def test_no_generated_query_string_or_path_makes_the_site_answer_5xx(cities, cit
 
 
 def test_the_spec_sets_the_page_size(cities):
-    small = TableDomain.__new__(TableDomain)
-    small.__dict__.update(cities.__dict__)
-    small.spec = cities.spec.model_copy(update={"site": cities.spec.site.model_copy(update={"page_size": 15})})
-    client = TestClient(small.create_app())
+    spec = cities.spec.model_copy(update={"site": cities.spec.site.model_copy(update={"page_size": 15})})
+    client = TestClient(create_app(spec, cities.tables))
     pages = [client.get("/cities", params={"page": n}) for n in (1, 2, 3)]
     assert [page.status_code for page in pages] == [200, 200, 200]
     assert [len(names(page.text)) for page in pages] == [15, 15, 10]

@@ -121,3 +121,13 @@ def test_a_broken_domain_folder_leaves_the_others_working(tmp_path):
                            text=True, env=env, timeout=120)
     assert named.returncode == 2 and "Traceback" not in named.stderr
     assert named.stderr.splitlines()[-1].startswith("error: ") and "is not valid YAML" in named.stderr.splitlines()[-1]
+
+
+def test_a_domain_folder_named_like_a_python_module_is_left_out(tmp_path):
+    """A package `html` in ARMBENCH_DOMAINS_DIR would shadow the standard library's for every command."""
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "__init__.py").write_text("DOMAIN = 3\n")
+    env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path)}
+    listed = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=120)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert "the package 'html' has the name of a Python module" in listed.stderr

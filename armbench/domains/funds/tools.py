@@ -22,7 +22,6 @@ from armbench.tools.base import MAX_RESULT_CHARS, Tool, ToolError
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
     FILTERS_SPEC,
-    SOURCE_URL,
     TableFields,
     args_model,
     check_choice,
@@ -155,10 +154,8 @@ class FundScreener(Tool):
                                 'choose funds by status with the status argument ("any", "open" or "closed")',
                                 valid_choices=list(TABLE.names))
         where = [] if status == "any" else [pl.col("status") == status]
-        result = run_query(TABLE, fund_frame(), args, where, count_by=("status", ("open", "closed")))
-        site = endpoint(DOMAIN.replica).base_url
-        for row in result["rows"]:
-            row[SOURCE_URL] = site + row[SOURCE_URL]
+        result = run_query(TABLE, fund_frame(), args, where, count_by=("status", ("open", "closed")),
+                           site=endpoint(DOMAIN.replica).base_url)
         return {"status": status, **result, "data_note": DATA_NOTE}
 
 

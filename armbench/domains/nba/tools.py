@@ -16,10 +16,10 @@ from armbench.replicas.serve import endpoint
 from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
-    FILTERS_SPEC,
     SOURCE_URL,
     TableFields,
     args_model,
+    filters_spec,
     prepare,
     run_query,
 )
@@ -41,12 +41,10 @@ TABLE = TableFields(
     examples={"string": "BOS", "number": 7, "date": "1962-03", "boolean": True},
     noun="player-season",
 )
-SEASONS = TABLES.load("nba_seasons")
-FILTERS = FILTERS_SPEC.replace("- any field:", "- true/false ops: eq, ne (value true or false).\n- any field:")
 
 DESCRIPTION = f"""\
 Query NBA regular seasons from Basketball-Reference: one row per player and season, 1949-50 to \
-2020-21 ({SEASONS.height:,} rows), with the player's bio and NBA draft pick joined, so one call can filter \
+2020-21 ({TABLES.rows("nba_seasons"):,} rows), with the player's bio and NBA draft pick joined, so one call can filter \
 across seasons, birthdays and draft classes. A season is named by the year it ends: season 2021 \
 = 2020-21. A player traded during a season has one row for that season, his total (team "TOT", \
 traded true, teams listing his teams); per-team splits are not rows.
@@ -64,7 +62,7 @@ undrafted player or one without a Basketball-Reference id); seas_id (the source'
 birthdays across years.
 - true/false: traded.
 
-{FILTERS}
+{filters_spec(TABLE)}
 
 sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
 seas_id. Without sort_by, rows are in seas_id order. limit: 1-{TABLE.max_limit} rows (default 50); \
@@ -93,7 +91,7 @@ def nba_frame() -> pl.DataFrame:
             .then(pl.lit("/players/") + pl.col("bref_id").str.slice(0, 1) + pl.lit("/") + pl.col("bref_id")
                   + pl.lit(".html"))
             .otherwise(pl.lit("/leagues/NBA_") + pl.col("season").cast(pl.Utf8) + pl.lit("_per_game.html")))
-    born = SEASONS.with_columns(birth_month=pl.col("birth_date").dt.month().cast(pl.Int64),
+    born = TABLES.load("nba_seasons").with_columns(birth_month=pl.col("birth_date").dt.month().cast(pl.Int64),
                                 birth_day=pl.col("birth_date").dt.day().cast(pl.Int64))
     return prepare(born.select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
 
@@ -104,11 +102,7 @@ class NbaQuery(Tool):
     Args = NbaQueryArgs
 
     async def run(self, args: NbaQueryArgs) -> dict[str, Any]:
-        result = run_query(TABLE, nba_frame(), args)
-        site = endpoint(DOMAIN.replica).base_url
-        for row in result["rows"]:
-            row[SOURCE_URL] = site + row[SOURCE_URL]
-        return result
+        return run_query(TABLE, nba_frame(), args, site=endpoint(DOMAIN.replica).base_url)
 
 
 TOOLS = [NbaQuery]  # the tooled arm's typed tools for this domain

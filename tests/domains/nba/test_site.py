@@ -272,9 +272,9 @@ def test_undrafted_and_unknown_values_read_as_the_contract_says(site):
     html = site.get(f"/players/{undrafted['bref_id'][0][0]}/{undrafted['bref_id'][0]}.html").text
     assert row_value(html, "Draft") == "Undrafted"
     no_birth = PLAYERS.filter(pl.col("birth_date").is_null())
-    if no_birth.height:
-        bref_id = no_birth["bref_id"][0]
-        assert row_value(site.get(f"/players/{bref_id[0]}/{bref_id}.html").text, "Born") == "—"
+    assert no_birth.height == 11  # as DATA.md says
+    bref_id = no_birth["bref_id"][0]
+    assert row_value(site.get(f"/players/{bref_id[0]}/{bref_id}.html").text, "Born") == "—"
 
 
 def test_draft_line_agrees_with_the_seasons_table_for_every_player_with_seasons(site):

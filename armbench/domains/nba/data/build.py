@@ -52,14 +52,20 @@ def seasons(shared_data: Path, draft: pl.DataFrame, players: pl.DataFrame) -> pl
     whole = whole.join(teams.select("season", "player", "bref_id", "teams"), on=["season", "player", "bref_id"],
                        how="left", nulls_equal=True)
     bio = players.select("bref_id", pl.col("player").alias("name"), "birth_date", "height_in", "colleges")
-    pick = (draft.filter(pl.col("league") == "NBA").sort("draft_year")
-            .unique("bref_id", keep="first", maintain_order=True)  # a player drafted twice: his first pick
-            .select("bref_id", "draft_year", pl.col("round").alias("draft_round"),
-                    pl.col("overall_pick").alias("draft_pick"), pl.col("team").alias("draft_team")))
+    pick = first_nba_picks(draft).select("bref_id", "draft_year", pl.col("round").alias("draft_round"),
+                                         pl.col("overall_pick").alias("draft_pick"), pl.col("team").alias("draft_team"))
     # One spelling per player everywhere: the career table's (2026), as the player pages show it.
-    joined = whole.join(bio, on="bref_id", how="left").join(pick.drop_nulls("bref_id"), on="bref_id", how="left")
+    joined = whole.join(bio, on="bref_id", how="left").join(pick, on="bref_id", how="left")
     return joined.with_columns(pl.col("name").fill_null(pl.col("player")).alias("player")).drop("name").sort(
         "season", "player")
+
+
+def first_nba_picks(draft: pl.DataFrame) -> pl.DataFrame:
+    """Each drafted player's first NBA pick: the earliest year, within it the earliest pick (the
+    season rows and the player pages both say this one)."""
+    nba = draft.filter((pl.col("league") == "NBA") & pl.col("bref_id").is_not_null())
+    return (nba.sort(["draft_year", "overall_pick", "round"], nulls_last=True, maintain_order=True)
+            .unique("bref_id", keep="first", maintain_order=True))
 
 
 def build(shared_data: Path) -> list[Path]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import polars as pl
 from markupsafe import Markup
 
 from armbench.domains.nba import TABLES
+from armbench.domains.nba.data.build import first_nba_picks
 from armbench.domains.nba.site.fields import (
     DASH,
     SEASON_COLUMNS,
@@ -72,19 +72,8 @@ def season_pages(seasons: pl.DataFrame) -> dict[int, Season]:
     return pages
 
 
-def first_nba_picks(draft: pl.DataFrame) -> dict[str, dict[str, Any]]:
-    """Each drafted player's first NBA pick (earliest year; within it, the earliest pick)."""
-    nba = draft.filter(pl.col("league") == "NBA").sort(
-        ["draft_year", "overall_pick", "round"], nulls_last=True, maintain_order=True)
-    picks: dict[str, dict[str, Any]] = {}
-    for pick in nba.iter_rows(named=True):
-        if pick["bref_id"] is not None:
-            picks.setdefault(pick["bref_id"], pick)
-    return picks
-
-
 def player_pages(players: pl.DataFrame, seasons: pl.DataFrame, draft: pl.DataFrame) -> dict[str, Player]:
-    picks = first_nba_picks(draft)
+    picks = {pick["bref_id"]: pick for pick in first_nba_picks(draft).iter_rows(named=True)}
     careers: dict[str, list[Markup]] = {}
     for r in seasons.filter(pl.col("bref_id").is_not_null()).sort("season", maintain_order=True).iter_rows(named=True):
         careers.setdefault(r["bref_id"], []).append(row(season_label(r["season"]), [

@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from armbench.domains.worldbank.api.catalog import SOURCE_ID
+from armbench.replicas.web.listing import whole_number
 
 DEFAULT_PER_PAGE = 50
 # The largest page the replica serves; the R client `worldbank` asks for 32500 rows at a time.
 MAX_PER_PAGE = 32_500
-MAX_DIGITS = 9  # a longer number is no page, count or year; int() refuses over 4,300 digits anyway
 DATE_PATTERN = re.compile(r"(\d{4})(?::(\d{4}))?", re.ASCII)  # ASCII digits: \d alone matches "٢٠٢٠" too
 
 
@@ -50,10 +50,10 @@ def lowercase_keys(items: Iterable[tuple[str, str]]) -> dict[str, str]:
 def positive_int(raw: str | None, default: int | None) -> int | None:
     if raw is None or raw == "":
         return default
-    text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS or int(text) < 1:
+    number = whole_number(raw.strip())
+    if number is None or number < 1:
         raise ApiError("invalid")
-    return int(text)
+    return number
 
 
 def date_range(raw: str | None) -> tuple[int, int] | None:
