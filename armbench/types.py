@@ -116,13 +116,16 @@ class AnswerExtraction(Strict):
 
     `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
     `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
-    python tool). `format` renders numbers (e.g. "{:.0f}").
+    python tool). `format` renders numbers (e.g. "{:.0f}"). `across`: "last" reads the last
+    call's result; "every" keeps the last call's items that every call's result gives (one call
+    per year for "in every year from ... to ...").
     """
 
     source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
     field: str | None = None
     ties_on: str | None = None
     format: str | None = None
+    across: Literal["last", "every"] = "last"
 
     @model_validator(mode="after")
     def _rows_need_field(self) -> AnswerExtraction:
@@ -139,6 +142,14 @@ class AnswerExtraction(Strict):
         if self.ties_on and rows:
             rows = [row for row in rows if row[self.ties_on] == rows[0][self.ties_on]]
         return [render_value(row[self.field], self.format) for row in rows]
+
+    def items(self, results: list[dict[str, Any]]) -> list[str]:
+        """The answer from every call's result, in call order (see `across`)."""
+        last = self.apply(results[-1])
+        if self.across == "last":
+            return last
+        earlier = [set(self.apply(result)) for result in results[:-1]]
+        return [item for item in last if all(item in found for found in earlier)]
 
 
 def render_value(value: Any, fmt: str | None) -> str:

@@ -118,3 +118,11 @@ def test_answer_extraction_rules():
     assert agg.apply(result) == ["19068"]
     with pytest.raises(ValueError):
         AnswerExtraction.model_validate({"from": "rows"})
+
+
+def test_answer_across_every_call_keeps_what_each_result_gives():
+    years = [{"rows": [{"state": s} for s in names]} for names in (["A", "B", "C"], ["C", "B"], ["B", "D", "C"])]
+    every = AnswerExtraction.model_validate({"from": "rows", "field": "state", "across": "every"})
+    last = AnswerExtraction.model_validate({"from": "rows", "field": "state"})
+    assert every.items(years) == ["B", "C"]
+    assert last.items(years) == ["B", "D", "C"]

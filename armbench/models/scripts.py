@@ -51,7 +51,7 @@ def play_solution(turn: Turn, *, drop_arguments: bool = False, separator: str | 
         call = solution.calls[len(results)]
         return Reply(tool_calls=[ScriptedToolCall(call.tool, {} if drop_arguments else with_replica_addresses(call.args))])
     try:
-        items = solution.answer.apply(json.loads(results[-1]))
+        items = solution.answer.items([json.loads(result) for result in results])
     except (ValueError, KeyError, TypeError) as error:
         return Reply(text=f"The tool result did not have the expected shape: {error}")
     return Reply(text="ANSWER: " + question.join_answer(items, separator))
