@@ -100,7 +100,7 @@ def test_several_indicators_go_one_after_another_and_mark_null_rows(client):
         ("/v2/country/USA/indicator/SP.POP.TOTL", {"date": "abc"}),
         ("/v2/country/USA/indicator/SP.POP.TOTL", {"date": "2020:2010"}),
         ("/v2/country/USA/indicator/SP.POP.TOTL", {"page": "0"}),
-        ("/v2/country/USA/indicator/SP.POP.TOTL", {"per_page": "100000"}),
+        ("/v2/country/USA/indicator/SP.POP.TOTL", {"per_page": "1000000000"}),
         ("/v2/country/USA/indicator/SP.POP.TOTL", {"mrv": "-1"}),
         ("/v2/country/XYZ/indicator/SP.POP.TOTL", {}),
         ("/v2/country/AFR/indicator/SP.POP.TOTL", {}),  # an aggregate without data

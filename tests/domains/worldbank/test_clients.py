@@ -1,13 +1,16 @@
-"""The World Bank's own Python clients, pointed at the replica over HTTP, read the data's values.
+"""The World Bank's Python clients, pointed at the replica over HTTP, read the data's values.
 
 wbdata 1.1.0 builds its URLs from module constants in `wbdata.client` (BASE_URL, COUNTRIES_URL,
-...); wbgapi 1.0.14 from the module global `wbgapi.endpoint`. wbgapi reads data through the
-advanced `sources/2/...` queries, wbdata through `countries/.../indicators/...`.
+...); wbgapi 1.0.14 from the module global `wbgapi.endpoint`; pandas-datareader 0.11 from
+`pandas_datareader.wb.WB_API_URL`. wbgapi reads data through the advanced `sources/2/...`
+queries, wbdata and pandas-datareader through `countries/.../indicators/...`; pandas-datareader
+asks for pages of 25,000 data rows and 50,000 indicators.
 """
 from __future__ import annotations
 
 import datetime as dt
 
+import pandas_datareader.wb
 import polars as pl
 import pytest
 import wbdata.client as wbdata_client
@@ -21,6 +24,7 @@ URL_CONSTANTS = ("COUNTRIES_URL", "ILEVEL_URL", "INDICATOR_URL", "LTYPE_URL", "S
                  "TOPIC_URL")
 VALUES = TABLES.load("wb_values")
 COUNTRIES = TABLES.load("wb_countries")
+INDICATORS = TABLES.load("wb_indicators")
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +47,16 @@ def wb(base_url, monkeypatch):
     return wbgapi
 
 
+@pytest.fixture
+def pdr(base_url, monkeypatch):
+    monkeypatch.setattr(pandas_datareader.wb, "WB_API_URL", base_url)
+    monkeypatch.setattr(pandas_datareader.wb, "_cached_series", None)  # it caches the indicator list
+    return pandas_datareader.wb
+
+
 def observed(indicator: str, countries: list[str] | None = None,
-             since: int = 1960) -> dict[tuple[str, int], float]:
-    rows = VALUES.filter((pl.col("indicator") == indicator) & (pl.col("year") >= since))
+             since: int = 1960, until: int = 2025) -> dict[tuple[str, int], float]:
+    rows = VALUES.filter((pl.col("indicator") == indicator) & pl.col("year").is_between(since, until))
     if countries is not None:
         rows = rows.filter(pl.col("country").is_in(pl.Series(countries).implode()))
     return dict(zip(zip(rows["country"], rows["year"]), rows["value"]))
@@ -125,3 +136,41 @@ def test_wbgapi_economies_and_groups(wb):
     assert wb.income.members("LIC") == members(income_level_code="LIC")
     assert {"WLD", "1W", "EUU"} <= wb.economy.aggregates()
     assert len(list(wb.series.list())) == 19
+
+
+# ---- pandas-datareader ------------------------------------------------------------------------
+
+
+def by_code(frame, indicator: str) -> dict[tuple[str, int], float]:
+    """pandas-datareader's (country name, year) -> value column, keyed like `observed`."""
+    codes = dict(zip(COUNTRIES["name"], COUNTRIES["code"]))
+    return {(codes[name], int(year)): value for (name, year), value in frame[indicator].dropna().items()}
+
+
+def test_pandas_datareader_downloads_a_few_countries_over_a_date_range(pdr):
+    frame = pdr.download(indicator="SP.POP.TOTL", country=["USA", "FRA", "JPN"], start=2000, end=2010)
+    expected = observed("SP.POP.TOTL", ["USA", "FRA", "JPN"], since=2000, until=2010)
+    assert len(expected) == 33 and by_code(frame, "SP.POP.TOTL") == expected
+
+
+def test_pandas_datareader_downloads_every_economy(pdr):
+    indicators = ["SP.POP.TOTL", "NY.GDP.MKTP.KD.ZG"]
+    frame = pdr.download(indicator=indicators, country="all", start=2020, end=2020)
+    for indicator in indicators:
+        assert by_code(frame, indicator) == observed(indicator, since=2020, until=2020)
+
+
+def test_pandas_datareader_lists_countries_and_indicators(pdr):
+    countries = pdr.get_countries()
+    assert set(countries["iso3c"]) == set(COUNTRIES["code"])
+    france = countries.set_index("iso3c").loc["FRA"]
+    assert (france["name"], france["region"], france["incomeLevel"]) == (
+        "France", "Europe & Central Asia", "High income"
+    )
+    assert set(pdr.get_indicators()["id"]) == set(INDICATORS["code"])
+
+
+def test_pandas_datareader_searches_the_indicator_list(pdr):
+    found = pdr.search("population")
+    expected = INDICATORS.filter(pl.col("name").str.to_lowercase().str.contains("population"))
+    assert set(found["id"]) == set(expected["code"]) and len(found) >= 3

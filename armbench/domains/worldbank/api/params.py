@@ -14,8 +14,6 @@ from armbench.domains.worldbank.api.catalog import SOURCE_ID
 from armbench.replicas.web.listing import whole_number
 
 DEFAULT_PER_PAGE = 50
-# The largest page the replica serves; the R client `worldbank` asks for 32500 rows at a time.
-MAX_PER_PAGE = 32_500
 DATE_PATTERN = re.compile(r"(\d{4})(?::(\d{4}))?", re.ASCII)  # ASCII digits: \d alone matches "٢٠٢٠" too
 
 
@@ -79,9 +77,9 @@ def parse_query(params: dict[str, str]) -> Query:
     source = params.get("source")
     if source is not None and source.strip() != SOURCE_ID:
         raise ApiError("bad_request")
+    # No upper bound: the real API's largest page is unknown, and clients ask for 25,000 to 50,000
+    # rows (pandas-datareader, the R clients); `whole_number` caps it at 9 digits, a page is a slice.
     per_page = positive_int(params.get("per_page"), DEFAULT_PER_PAGE)
-    if per_page > MAX_PER_PAGE:
-        raise ApiError("invalid")
     return Query(
         format=output_format(params.get("format")),
         page=positive_int(params.get("page"), 1),
