@@ -117,15 +117,16 @@ class AnswerExtraction(Strict):
     `rows`: the `field` of every returned row (only rows tied with the first on `ties_on`, when set);
     `aggregate`: the aggregate's value; `stdout`: each non-empty line a script printed (the
     python tool). `format` renders numbers (e.g. "{:.0f}"). `across`: "last" reads the last
-    call's result; "every" keeps the last call's items that every call's result gives (one call
-    per year for "in every year from ... to ...").
+    call's result; "every" keeps the last call's items (each once) that every call's result gives
+    (one call per year for "in every year from ... to ...").
     """
 
     source: Literal["rows", "aggregate", "stdout"] = Field(alias="from")
     field: str | None = None
     ties_on: str | None = None
     format: str | None = None
-    across: Literal["last", "every"] = "last"
+    # Left out of dumps when "last", so question-set hashes from before the field stay the same.
+    across: Literal["last", "every"] = Field("last", exclude_if=lambda value: value == "last")
 
     @model_validator(mode="after")
     def _rows_need_field(self) -> AnswerExtraction:
@@ -149,7 +150,7 @@ class AnswerExtraction(Strict):
         if self.across == "last":
             return last
         earlier = [set(self.apply(result)) for result in results[:-1]]
-        return [item for item in last if all(item in found for found in earlier)]
+        return [item for item in dict.fromkeys(last) if all(item in found for found in earlier)]
 
 
 def render_value(value: Any, fmt: str | None) -> str:

@@ -121,8 +121,10 @@ def test_answer_extraction_rules():
 
 
 def test_answer_across_every_call_keeps_what_each_result_gives():
-    years = [{"rows": [{"state": s} for s in names]} for names in (["A", "B", "C"], ["C", "B"], ["B", "D", "C"])]
+    years = [{"rows": [{"state": s} for s in names]} for names in (["A", "B", "C"], ["C", "B"], ["B", "D", "C", "B"])]
     every = AnswerExtraction.model_validate({"from": "rows", "field": "state", "across": "every"})
     last = AnswerExtraction.model_validate({"from": "rows", "field": "state"})
     assert every.items(years) == ["B", "C"]
-    assert last.items(years) == ["B", "D", "C"]
+    assert last.items(years) == ["B", "D", "C", "B"]
+    # The default is left out of dumps: the question-set hashes in questions.lock predate the field.
+    assert "across" not in last.model_dump(by_alias=True) and every.model_dump(by_alias=True)["across"] == "every"
