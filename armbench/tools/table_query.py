@@ -79,12 +79,13 @@ page. count without a field counts matched rows."""
 @dataclass(frozen=True)
 class TableFields:
     """A table's model-facing fields: their kinds (in the order the model sees them), the
-    fields every row returns by default, the field that orders unsorted rows and breaks ties,
-    and an example value per kind for error messages."""
+    fields every row returns by default, the field (or fields, in turn, for a table without a
+    one-column key) that orders unsorted rows and breaks ties, and an example value per kind for
+    error messages."""
 
     kinds: dict[str, str]  # field -> "string" | "number" | "date" | "boolean": filter, sort, aggregate, return
     default_fields: tuple[str, ...]
-    tie: str
+    tie: str | tuple[str, ...]
     examples: dict[str, Any]
     noun: str  # "GPU": "[] = every GPU"
     max_limit: int = 200
@@ -93,6 +94,15 @@ class TableFields:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self.kinds)
+
+    @property
+    def ties(self) -> tuple[str, ...]:
+        return (self.tie,) if isinstance(self.tie, str) else self.tie
+
+    @property
+    def tie_words(self) -> str:
+        """How descriptions name the tie order: "gpu_id", "state, then year"."""
+        return ", then ".join(self.ties)
 
     @property
     def returnable(self) -> tuple[str, ...]:
@@ -154,7 +164,7 @@ def args_model(name: str, table: TableFields, **extra: Any) -> type[BaseModel]:
             description=f"Conditions that must all hold (AND). [] = every {table.noun}.",
         )),
         sort_by=(field_name | None, Field(
-            None, description=f"Field to sort rows by; rows lacking it come last. Ties go by {table.tie}."
+            None, description=f"Field to sort rows by; rows lacking it come last. Ties go by {table.tie_words}."
         )),
         order=(enum(["asc", "desc"]), Field("desc", description="Sort order for sort_by.")),
         fields=(list[enum(table.returnable)] | None, Field(
@@ -185,7 +195,7 @@ def prepare(frame: pl.DataFrame, table: TableFields) -> pl.DataFrame:
     return frame.with_columns(
         *(pl.col(f).str.to_lowercase().alias(lowercase_column(f)) for f in table.of_kind("string")),
         *(pl.col(f).dt.strftime("%Y-%m-%d").alias(iso_column(f)) for f in table.of_kind("date")),
-    ).sort(table.tie)
+    ).sort(list(table.ties))
 
 
 def check_choice(value: str, choices: tuple[str, ...], kind: str, what: str, at: str) -> str:
@@ -411,7 +421,8 @@ def run_query(table: TableFields, frame: pl.DataFrame, args: BaseModel, where: l
     ordered = matched
     if sort_field:
         ordered = matched.sort(
-            [sort_key(table, sort_field), table.tie], descending=[order == "desc", False], nulls_last=True
+            [sort_key(table, sort_field), *table.ties], descending=[order == "desc", *(False for _ in table.ties)],
+            nulls_last=True,
         )
     rows = ordered.head(args.limit).select([output_column(table, f) for f in fields]).to_dicts()
     for row in rows if site else ():

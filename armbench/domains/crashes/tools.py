@@ -36,12 +36,10 @@ KINDS = {
     "pct_drivers_no_previous_accidents_2012": "number", "car_insurance_premium_usd_2011": "number",
     "insurer_losses_per_insured_driver_usd_2010": "number",
 }
-# Rows are ordered, and sorted ties broken, by state and then year: one hidden text key, "Ohio 2001".
-TIE = "state, year"
 TABLE = TableFields(
     kinds=KINDS,
     default_fields=("state", "year", "fatalities", "fatality_rate_per_100m_vmt"),
-    tie=TIE,
+    tie=("state", "year"),
     examples={"string": "Ohio", "number": 2001},
     noun="state-year",
 )
@@ -70,8 +68,8 @@ insurer_losses_per_insured_driver_usd_2010.
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): ties go by state, then year. Without sort_by, rows are by \
-state, then year. limit: 1-{TABLE.max_limit} rows (default 50); the whole result must stay under \
+sort_by + order ("desc" by default): ties go by {TABLE.tie_words}. Without sort_by, rows are by \
+{TABLE.tie_words}. limit: 1-{TABLE.max_limit} rows (default 50); the whole result must stay under \
 {MAX_RESULT_CHARS:,} characters. fields: see its schema; source_url (the state's page on the site) \
 is always in every row.
 
@@ -97,7 +95,6 @@ def crash_frame() -> pl.DataFrame:
     return prepare(crashes.select(
         *TABLE.names,
         pl.col("state").replace_strict(pages).alias(SOURCE_URL),
-        pl.format("{} {}", "state", "year").alias(TIE),
     ), TABLE)
 
 
