@@ -1,0 +1,104 @@
+"""drug_query: Drugs@FDA's original approvals, one row per application with its sponsor, chemical
+type, review priority, orphan status and products joined, so a question across months, chemical
+types and sponsors is one call (the site spreads these over monthly reports and application pages).
+
+The query engine is `table_query`'s; this module declares the fields and the description.
+"""
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import polars as pl
+
+from armbench.domains.drugs import DOMAIN, TABLES
+from armbench.domains.drugs.data.build import SEPARATOR
+from armbench.replicas.serve import endpoint
+from armbench.tools.base import MAX_RESULT_CHARS, Tool
+from armbench.tools.table_query import (
+    AGGREGATE_SPEC,
+    SOURCE_URL,
+    TableFields,
+    args_model,
+    filters_spec,
+    prepare,
+    run_query,
+)
+
+KINDS = {
+    "appl_no": "string", "appl_type": "string", "sponsor_name": "string", "drug_name": "string",
+    "active_ingredient": "string", "form_route": "string", "marketing_status": "string", "products": "number",
+    "approval_date": "date", "submission_no": "number", "chemical_type": "string", "review_priority": "string",
+    "orphan": "boolean",
+}
+TABLE = TableFields(
+    kinds=KINDS,
+    default_fields=("appl_no", "appl_type", "drug_name", "sponsor_name", "approval_date"),
+    tie="appl_no",
+    examples={"string": "BOEHRINGER INGELHEIM", "number": 3, "date": "1999-07", "boolean": True},
+    noun="original approval",
+)
+
+DESCRIPTION = f"""\
+Query Drugs@FDA (the FDA's data files exported 2018-06-26; actions through 2018-06-25): one row \
+per application's original approval ({TABLES.rows("drug_approvals"):,} rows), with its sponsor, \
+chemical type, review priority, orphan status and products joined, so one call can filter across \
+months, chemical types and sponsors. An application's original approval is its earliest ORIG \
+submission with status approved; when two were approved that same day, the one with a chemical type. \
+Not rows: tentative approvals, supplements, later ORIG approvals, applications never approved.
+
+Fields:
+- text: appl_no (six digits with leading zeros, e.g. "000004"); appl_type ("NDA", "ANDA" or "BLA"); \
+sponsor_name (as Drugs@FDA abbreviates it, e.g. "BOEHRINGER INGELHEIM"); drug_name, \
+active_ingredient, form_route (e.g. "TABLET;ORAL"), marketing_status ("Prescription", \
+"Discontinued", "Over-the-counter", "None (Tentative Approval)"): the distinct values of the \
+application's products, several joined with "{SEPARATOR}"; chemical_type (the original approval's \
+submission classification, e.g. "Type 1 - New Molecular Entity", "Type 1 - New Molecular Entity \
+and Type 4 - New Combination", "Type 3 - New Dosage Form"; null for most ANDAs; "Type 10 - ..." \
+also begins with "Type 1", so match Type 1 with starts_with "Type 1 -"); review_priority \
+("PRIORITY", "STANDARD"; older records "UNKNOWN" or "N/A"; null for most ANDAs and older NDAs).
+- number: products (the application's product count); submission_no (the original approval's \
+ORIG submission number, usually 1).
+- date: approval_date (null for 2 applications whose date the files lack).
+- true/false: orphan (the original approval carries orphan designation).
+appl_type and sponsor_name are null for 1,463 applications missing from the files' application \
+list; drug_name and the other product fields are null for 850 without products.
+
+{filters_spec(TABLE)}
+
+sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
+appl_no. Without sort_by, rows are in appl_no order. limit: 1-{TABLE.max_limit} rows (default 50); \
+the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; \
+source_url (the application's page on the site) is always in every row.
+
+{AGGREGATE_SPEC}
+
+Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
+missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
+counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
+naming the valid choices.
+
+Example: the ten most recent original approvals of Boehringer Ingelheim's applications:
+{{"filters": [{{"field": "sponsor_name", "op": "contains", "value": "boehringer"}}], \
+"sort_by": "approval_date", "order": "desc", "limit": 10}}
+"""
+
+DrugQueryArgs = args_model("DrugQueryArgs", TABLE)
+
+
+@cache
+def drug_frame() -> pl.DataFrame:
+    page = pl.lit("/daf/application/") + pl.col("appl_no")
+    return prepare(TABLES.load("drug_approvals").select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
+
+
+class DrugQuery(Tool):
+    name = "drug_query"
+    description = DESCRIPTION
+    Args = DrugQueryArgs
+
+    async def run(self, args: DrugQueryArgs) -> dict[str, Any]:
+        return run_query(TABLE, drug_frame(), args, site=endpoint(DOMAIN.replica).base_url)
+
+
+TOOLS = [DrugQuery]  # the tooled arm's typed tools for this domain
