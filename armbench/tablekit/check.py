@@ -7,7 +7,9 @@ What it checks, in order (a check that needs an earlier one to pass is skipped w
 - its port offset and table name are no other domain's;
 - the source CSV reads (`read_csv`) and has every declared field as a column;
 - every value fits its field's kind (build.py's own parsing; the first bad line is named);
-- the key is non-empty and unique on every row, and no key is "." or ".." (no URL can name those);
+- the key is non-empty and unique on every row (or, with `entity.within`, unique together with
+  those fields, each non-empty, and no two rows share a page address), and no part of an address is
+  "." or ".." (no URL can name those);
 - data/<table>.parquet is what `bench data build` would write now: the table is rebuilt in
   memory from the CSV and domain.yaml (the same work as the build, without compression) and
   compared column by column, dtypes and values; data/DATA.md is compared with the text the build
@@ -20,7 +22,7 @@ the caller passes what other domains hold as `Taken`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,14 +121,15 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
                 columns[declared.name] = typed(csv, declared, source)
             except UserError as error:
                 found.append(str(error))
-    if spec.entity.key in columns:
-        found += key_problems(columns[spec.entity.key], csv, source)
+    if all(name in columns for name in spec.entity.address_fields):
+        found += key_problems(columns[spec.entity.key], csv, source, [columns[name] for name in spec.entity.within])
     built = pl.DataFrame(list(columns.values())) if len(columns) == len(spec.fields) else None
     found += data_problems(spec, folder, built, note)
     if not found:
         found += example_problems(spec, folder)
     found = [one_line(problem) for problem in found]
-    summary = (f"{len(spec.fields)} fields, {csv.frame.height:,} rows, key {spec.entity.key} unique, port offset "
+    within = f" within {', '.join(spec.entity.within)}" if spec.entity.within else ""
+    summary = (f"{len(spec.fields)} fields, {csv.frame.height:,} rows, key {spec.entity.key} unique{within}, port offset "
                f"{spec.port_offset}; data/{spec.table}.parquet and data/DATA.md match {spec.source} and {SPEC_FILE}")
     return Checked(found, notes(spec, folder, note), summary)
 
@@ -149,24 +152,54 @@ def clashes(spec: TableSpec, others: Taken) -> list[str]:
     return found
 
 
-def key_problems(key: pl.Series, csv: CsvTable, source: Path) -> list[str]:
-    """Why `key` cannot name the rows: its first empty row, first repeated value, or a value no URL
-    can end in, by the CSV's line numbers; [] when it can."""
+def key_problems(key: pl.Series, csv: CsvTable, source: Path, within: Sequence[pl.Series] = ()) -> list[str]:
+    """Why `key` (with the `within` fields, when the key is unique only together with them) cannot
+    name the rows: its first empty row, first repeated value, or a value no URL can end in, by the
+    CSV's line numbers; [] when it can."""
     found = []
-    empty = key.is_null().arg_true()
-    if len(empty):
-        found.append(f"{source}:{csv.line(empty[0])}: the key {key.name} is empty; every row needs one")
-    repeated = key.is_duplicated() & key.is_not_null()
-    if repeated.any():
-        value = key[int(repeated.arg_true()[0])]
-        first, second = (key == value).arg_true().to_list()[:2]
-        found.append(f"{source}: the key {key.name} is not unique: {value!r} is on lines {csv.line(first)} and "
-                     f"{csv.line(second)}; choose a unique field as entity.key")
-    unnameable = key.cast(pl.Utf8).is_in(UNNAMEABLE_KEYS).arg_true()
-    if len(unnameable):
-        found.append(f"{source}:{csv.line(unnameable[0])}: the key {key.name} is {key[int(unnameable[0])]!r}, "
-                     "which no page address can end in; change it")
+    for part in [*within, key]:
+        empty = part.is_null().arg_true()
+        if len(empty):
+            what = f"the key {part.name} is empty" if part is key else \
+                f"{part.name} is empty, and entity.within puts it in every page's address"
+            found.append(f"{source}:{csv.line(empty[0])}: {what}; every row needs one")
+    parts = pl.DataFrame([*within, key])
+    filled = parts.select(pl.all_horizontal(pl.all().is_not_null())).to_series()
+    if within:
+        repeated = parts.is_duplicated() & filled
+        if repeated.any():
+            first, second = same_rows(parts, int(repeated.arg_true()[0]))
+            found.append(f"{source}: the key {key.name} is not unique within {', '.join(w.name for w in within)}: "
+                         f"{parts.row(first)!r} is on lines {csv.line(first)} and {csv.line(second)}; add the field "
+                         "that tells them apart to entity.within")
+        else:
+            addresses = pl.Series(["/".join(map(str, values)) for values in parts.rows()])
+            shared = addresses.is_duplicated() & filled
+            if shared.any():
+                first, second = (addresses == addresses[int(shared.arg_true()[0])]).arg_true().to_list()[:2]
+                found.append(f"{source}: lines {csv.line(first)} and {csv.line(second)} have the same page address "
+                             f"{addresses[first]!r} (a value with \"/\" in it); change one of them")
+    else:
+        repeated = key.is_duplicated() & filled
+        if repeated.any():
+            value = key[int(repeated.arg_true()[0])]
+            first, second = (key == value).arg_true().to_list()[:2]
+            found.append(f"{source}: the key {key.name} is not unique: {value!r} is on lines {csv.line(first)} and "
+                         f"{csv.line(second)}; choose a unique field as entity.key, or name the fields that tell "
+                         "such rows apart as entity.within")
+    for part in [*within, key]:
+        unnameable = part.cast(pl.Utf8).is_in(UNNAMEABLE_KEYS).arg_true()
+        if len(unnameable):
+            what = f"the key {part.name}" if part is key else part.name
+            found.append(f"{source}:{csv.line(unnameable[0])}: {what} is {part[int(unnameable[0])]!r}, "
+                         "which no page address can end in; change it")
     return found
+
+
+def same_rows(parts: pl.DataFrame, index: int) -> list[int]:
+    """The first two rows of `parts` equal to row `index`."""
+    target = parts.row(index)
+    return [i for i, values in enumerate(parts.iter_rows()) if values == target][:2]
 
 
 def example_problems(spec: TableSpec, folder: Path) -> list[str]:

@@ -3,7 +3,8 @@ sites use (armbench/replicas/web).
 
 Routes: `/` (redirects to the list), `{path}` (the list: filters from `site.filters`, a "contains"
 box over the key, every column sortable, 100 rows a page, by the key A to Z by default),
-`{path}/{key}` (one entity, every field), for each field of `site.group_by` also
+`{path}/{key}` (one entity, every field; `{path}/{within...}/{key}` when the key is unique only
+together with `entity.within`, as a feature name is per target), for each field of `site.group_by` also
 `{path}-by-{field}` (each value and its count) and `{path}-by-{field}/{value}` (that value's list,
 the value spelled as the entity page shows it), and `/healthz`. Group pages sit beside the list rather than below it, so no
 key's page can take their address. Every cell is formatted once, when the app is made, so a
@@ -70,6 +71,9 @@ def lower_column(name: str) -> str:
 def shown_column(name: str) -> str:
     """A field's values as `shown` writes them: what a group page's address matches."""
     return f"shown:{name}"
+
+
+TIE = "tie"  # with `entity.within`: the key, then the within fields, that rows equal in the sort go by
 
 
 @dataclass(frozen=True)
@@ -198,8 +202,10 @@ class Grouping:
 
 @dataclass(frozen=True)
 class TableCatalog(SiteCatalog):
-    """`row_of` maps each key as its page address spells it (`str(value)`), `lower_row_of` the
-    same lower-cased (a key typed in another case); `groupings` holds each group_by field's pages."""
+    """`row_of` maps each entity's address below the list page, unquoted (`spec.entity.page_key`:
+    the key, or the within values and the key joined by "/"), `lower_row_of` the same lower-cased (a
+    key typed in another case); `groupings` holds each group_by field's pages; `addresses_of`, with
+    `entity.within` only, each lower-cased key's addresses (what a page missing the within part meant)."""
 
     spec: TableSpec
     query: type[TableQuery]
@@ -207,9 +213,10 @@ class TableCatalog(SiteCatalog):
     layout: Sections
     lower_row_of: dict[str, int]
     groupings: tuple[Grouping, ...]
+    addresses_of: dict[str, list[str]]
 
     def find(self, key: str) -> int | None:
-        """A row by its key: exact, else ignoring case."""
+        """A row by its address: exact, else ignoring case."""
         found = self.row_of.get(key)
         return self.lower_row_of.get(key.lower()) if found is None else found
 
@@ -270,9 +277,16 @@ def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
     for group in spec.site.group_by:
         texts = [None if value is None else shown(value) for value in table[group].to_list()]
         frame = frame.with_columns(pl.Series(shown_column(group), texts, dtype=pl.Utf8))
-    keys = [str(value) for value in table[key.name].to_list()]
-    cells = [{"href": f"{spec.site.path}/{quote(key, safe='')}", **{c.key: c.cell(row) for c in columns}}
-             for key, row in zip(keys, table.iter_rows(named=True))]
+    within = spec.entity.within
+    if within:  # rows with the same key go by the within fields, whatever the order
+        frame = frame.with_columns(pl.struct(value_column(name) for name in spec.entity.address_fields).alias(TIE))
+    addresses = list(table.select(spec.entity.address_fields).iter_rows())
+    keys = [spec.entity.page_key(values) for values in addresses]
+    cells = [{"href": spec.page_path(values), **{c.key: c.cell(row) for c in columns}}
+             for values, row in zip(addresses, table.iter_rows(named=True))]
+    addresses_of: dict[str, list[str]] = {}
+    for values in sorted(addresses, key=lambda values: [str(value) for value in values]) if within else ():
+        addresses_of.setdefault(str(values[-1]).lower(), []).append(spec.page_path(values))
     return TableCatalog(
         table=table,
         frame=frame,
@@ -284,6 +298,7 @@ def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
         layout=((f"About this {spec.entity.one}", tuple(line(field) for field in spec.fields)),),
         lower_row_of=first_index([key.lower() for key in keys]),
         groupings=tuple(Grouping.of(spec.field(name), table[name].to_list()) for name in spec.site.group_by),
+        addresses_of=addresses_of,
     )
 
 
@@ -309,7 +324,7 @@ def in_order(catalog: TableCatalog, frame: pl.DataFrame, query: TableQuery) -> l
     listed); nulls last, ties by the key. The tool orders unsorted rows the same way."""
     key = catalog.spec.field(catalog.spec.entity.key)
     default = lower_column(key.name) if key.kind == "text" else value_column(key.name)
-    return ordered_rows(frame, query, value_column(key.name), default)
+    return ordered_rows(frame, query, TIE if catalog.spec.entity.within else value_column(key.name), default)
 
 
 def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
@@ -366,12 +381,24 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
     for grouping in data.groupings:
         add_group_pages(grouping)
 
+    def not_found(key: str) -> str:
+        """A missing page's message: with `entity.within`, the address pattern and the pages
+        whose key this is (a page asked for by the key alone)."""
+        if not spec.entity.within:
+            return f"No {one} has the {noun(key_field)} {key[:80]!r}. Find it in the list at {path}."
+        pattern = "/".join(f"<{noun(spec.field(name))}>" for name in spec.entity.address_fields)
+        message = f"No {one} is at {path}/{key[:80]}: a {one}'s page is {path}/{pattern}."
+        pages = data.addresses_of.get(key.lower(), [])
+        if pages:
+            message += f" The {noun(key_field)} {key[:80]!r} has the page{'s' if len(pages) > 1 else ''} " \
+                       f"{', '.join(pages[:10])}{', ...' if len(pages) > 10 else ''}."
+        return message + f" Find it in the list at {path}."
+
     @app.get(path + "/{key:path}", response_class=HTMLResponse)
     def entity_page(request: Request, key: str) -> Response:
         index = data.find(key)
         if index is None:
-            raise HTTPException(404, f"No {one} has the {noun(key_field)} {key[:80]!r}. "
-                                     f"Find it in the list at {path}.")
+            raise HTTPException(404, not_found(key))
         row = data.row(index)
         groups = [(g.field.header, shown(row[g.field.name]), group_url(g, shown(row[g.field.name])))
                   for g in data.groupings if row[g.field.name] is not None]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -55,9 +57,30 @@ class FieldSpec(Strict):
 
 
 class EntitySpec(Strict):
-    key: str  # a field unique per row: the entity's page is <site.path>/<key value>
+    """What one row is. `key` names it (the list's links, the search box, the default order, the
+    page's heading); it is unique per row, or unique together with the `within` fields (a name
+    unique per state, per planet): the entity's page is <site.path>/<within values>/<key value>."""
+
+    key: str
+    within: list[str] = []
     one: str  # "city": "1 city matches"
     many: str  # "cities"
+
+    @field_validator("within", mode="before")
+    @classmethod
+    def one_or_several(cls, value: Any) -> Any:
+        """`within: state` and `within: null` read as [state] and []."""
+        return [] if value is None else [value] if isinstance(value, str) else value
+
+    @property
+    def address_fields(self) -> list[str]:
+        """The fields whose values, in this order, make an entity's page address."""
+        return [*self.within, self.key]
+
+    def page_key(self, values: Sequence[Any]) -> str:
+        """An entity's address below the list page, unquoted, from its `address_fields` values:
+        "Tokyo", or "Moon/Hall" with `within: [target]` (the site's pages are found by it)."""
+        return "/".join(str(value) for value in values)
 
 
 class SiteSpec(Strict):
@@ -122,6 +145,7 @@ class TableSpec(Strict):
             raise ValueError("two fields have the same name")
         used = {
             "entity.key": [self.entity.key],
+            "entity.within": self.entity.within,
             "site.list_fields": self.site.list_fields,
             "site.filters": self.site.filters,
             "site.group_by": self.site.group_by,
@@ -132,6 +156,8 @@ class TableSpec(Strict):
             unknown = [name for name in names if name not in kinds]
             if unknown:
                 raise ValueError(f"{where} names {', '.join(unknown)}, not a declared field")
+        if len(set(self.entity.address_fields)) != len(self.entity.address_fields):
+            raise ValueError("entity.within names the key or a field twice")
         if len(set(self.site.group_by)) != len(self.site.group_by):
             raise ValueError("site.group_by names a field twice")
         reserved = [name for name in kinds if name in RESERVED_FIELDS]
@@ -148,6 +174,10 @@ class TableSpec(Strict):
 
     def field(self, name: str) -> FieldSpec:
         return next(field for field in self.fields if field.name == name)
+
+    def page_path(self, values: Sequence[Any]) -> str:
+        """An entity's page, each part of its address quoted: /cities/Rio%20de%20Janeiro, /features/Moon/Hall."""
+        return f"{self.site.path}/" + "/".join(quote(str(value), safe="") for value in values)
 
 
 def load_spec(folder: Path) -> TableSpec:

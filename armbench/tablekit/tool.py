@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from functools import cache
 from typing import Any
-from urllib.parse import quote
 
 import polars as pl
 
@@ -40,7 +39,8 @@ def table_fields(spec: TableSpec) -> TableFields:
     return TableFields(
         kinds={field.name: QUERY_KIND[field.kind] for field in spec.fields},
         default_fields=tuple(spec.tool.default_fields),
-        tie=spec.tool.tie,
+        # Rows the tie field does not tell apart (a key repeated across its `within` fields) go by those.
+        tie=(spec.tool.tie, *(name for name in spec.entity.within if name != spec.tool.tie)),
         examples=examples,
         noun=spec.entity.one,
     )
@@ -66,7 +66,7 @@ def description(spec: TableSpec, table: TableFields, rows: int) -> str:
         "Fields:\n" + "\n".join(field_line(field) for field in spec.fields),
         filters_spec(table),
         f"sort_by + order (\"desc\" by default): rows lacking the field come last in either order; ties go by "
-        f"{table.tie}. Without sort_by, rows are in {table.tie} order. limit: 1-{table.max_limit} rows (default "
+        f"{table.tie_words}. Without sort_by, rows are in {table.tie_words} order. limit: 1-{table.max_limit} rows (default "
         f"50); the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; "
         f"source_url (the {spec.entity.one}'s page on the website) is always in every row.",
         AGGREGATE_SPEC,
@@ -81,16 +81,15 @@ def description(spec: TableSpec, table: TableFields, rows: int) -> str:
 def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
     """The tool as a class, as every domain's TOOLS lists them; its rows load on its first call."""
     table = table_fields(spec)
-    key, path = spec.entity.key, spec.site.path
 
     @cache
     def frame() -> pl.DataFrame:
-        """By the tie ignoring case, then as spelled (`prepare` orders by the raw tie), so unsorted
-        rows come in the site list's default order when the tie is the key."""
+        """By the tie field ignoring case, then by the tie fields as spelled (`prepare`'s order), so
+        unsorted rows come in the site list's default order when the tie is the key."""
         rows = tables.load(spec.table)
-        links = [f"{path}/{quote(str(value), safe='')}" for value in rows[key].to_list()]
+        links = [spec.page_path(values) for values in rows.select(spec.entity.address_fields).iter_rows()]
         prepared = prepare(rows.with_columns(pl.Series(SOURCE_URL, links)), table)
-        return prepared.sort([sort_key(table, table.tie), table.tie], nulls_last=True)
+        return prepared.sort([sort_key(table, table.ties[0]), *table.ties], nulls_last=True)
 
     replica = Replica(spec.name, spec.port_offset, "")  # where it listens: endpoint() needs no more
 

@@ -137,7 +137,8 @@ def test_a_value_not_of_its_kind_names_the_row(folder):
 def test_the_key_must_be_filled_and_unique(folder):
     edit_spec(folder, lambda spec: spec["entity"].update(key="country"))
     assert only(folder).endswith("the key country is not unique: 'Japan' is on lines 2 and 3; "
-                                 "choose a unique field as entity.key")
+                                 "choose a unique field as entity.key, or name the fields that tell such rows "
+                                 "apart as entity.within")
     edit_spec(folder, lambda spec: spec["entity"].update(key="founded"))
     found = problems(folder)
     assert found[0].endswith("cities.csv:3: the key founded is empty; every row needs one")
