@@ -35,6 +35,8 @@ demo: setup
 	@echo "$(RECORDING): the model's turns come from the recording, every tool runs for real."
 	rm -rf results/demo
 	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/demo
+	@# PNGs of results/demo/report.html and a question's page (bench run printed the tables already)
+	$(BIN)/bench report results/demo --screenshots > /dev/null
 	$(BIN)/bench regress --baseline $(RECORDING) results/demo
 	@echo "Run it live: make local-model, then $(BIN)/bench run --model $(LOCAL_MODEL) $(RECORDED_PLAN)"
 	@echo "Or any LiteLLM model with its key: OPENAI_API_KEY=... $(BIN)/bench run --model openai/gpt-4o-mini --set heldout"
@@ -48,7 +50,7 @@ ALL_CORRECT = $(BIN)/python -c 'import json, sys; runs = [json.loads(line) for l
 
 demo-oracle: setup
 	rm -rf results/demo-oracle
-	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain gpus --runs 3 --out results/demo-oracle
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/demo-oracle
 	$(ALL_CORRECT) results/demo-oracle
 
 # Every domain's questions, both arms (CI runs it on a moved port base).
@@ -69,7 +71,8 @@ test: setup
 test-local: local-model
 	$(BIN)/python -m pytest -m local
 
-# inspect-ai (the optional `bench` extra) is only for the run-engine comparison.
+# The `bench` extra: inspect-ai (also in the test extra, for `bench export inspect`'s tests) for the
+# run-engine comparison.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
 	touch $(BENCH_STAMP)

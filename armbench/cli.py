@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from armbench.errors import UserError
 from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BASE_DELAY
@@ -19,24 +21,43 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: "[default: 120]" must not read as Rich markup
     help="armbench: does a typed query tool help an LLM agent, compared with browsing?",
 )
-questions_app = typer.Typer(no_args_is_help=True, help="Question sets: list, verify, freeze.")
-data_app = typer.Typer(no_args_is_help=True, help="Replica data: rebuild the Parquet tables.")
-replicas_app = typer.Typer(no_args_is_help=True, help="Replica sites and APIs on loopback.")
-mcp_app = typer.Typer(no_args_is_help=True, help="MCP: serve a domain's typed tools to any MCP client.")
-domain_app = typer.Typer(no_args_is_help=True, help="Table domains: scaffold one from a CSV, check it.")
+questions_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Question sets: list, verify, freeze.")
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Replica data: rebuild the Parquet tables.")
+replicas_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Replica sites and APIs on loopback.")
+mcp_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="MCP: serve a domain's typed tools to any MCP client.")
+domain_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Table domains: scaffold one from a CSV, check it.")
 app.add_typer(questions_app, name="questions")
 app.add_typer(data_app, name="data")
 app.add_typer(replicas_app, name="replicas")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(domain_app, name="domain")
+export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Write a run set in another tool's format.")
+app.add_typer(export_app, name="export")
 
-# Rich falls back to 80 columns when piped; the report table needs more to stay readable.
-out = Console(width=None if sys.stdout.isatty() else 160)
+# A terminal's own width, or $COLUMNS; piped without it, 120 (Rich alone would use 80). A table
+# wider than that is stacked, never truncated (analysis/tables.py).
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 err = Console(stderr=True, soft_wrap=True)
 
 ALL = "all"
+
+
+@app.callback()
+def options(
+    questions_dir: Annotated[Optional[Path], typer.Option(
+        help="The question bank: a folder of <domain>/<set>.yaml and its questions.lock "
+        "[default: $ARMBENCH_QUESTIONS_DIR, else the project's questions/].")] = None,
+) -> None:
+    """armbench: does a typed query tool help an LLM agent, compared with browsing?"""
+    from armbench.paths import QUESTIONS_DIR_ENV
+
+    if questions_dir is not None:
+        if not questions_dir.is_dir():
+            raise UserError(f"--questions-dir {questions_dir} is not a folder")
+        os.environ[QUESTIONS_DIR_ENV] = str(questions_dir.resolve())  # read when a bank is needed
 
 
 def expand(value: str, choices: list[str], what: str) -> list[str]:
@@ -89,13 +110,43 @@ RequestTimeout = Annotated[Optional[float], typer.Option(
     help="Seconds one model call may take before it counts as a (retried) timeout "
     "[default: 120; 60 for doctor; 1800 for a local model].")]
 MaxRetries = Annotated[int, typer.Option(min=0, help="Retries of a transient provider error per call.")]
+Temperature = Annotated[Optional[float], typer.Option(help="Sampling temperature, 0-2 [default: the provider's].")]
+MaxTokens = Annotated[Optional[int], typer.Option(min=1, help="Most tokens per model reply [default: the provider's].")]
+Seed = Annotated[Optional[int], typer.Option(help="Sampling seed, for providers that take one.")]
+ReasoningEffort = Annotated[Optional[str], typer.Option(
+    help="none, minimal, low, medium or high, for reasoning models [default: the provider's].")]
+ApiBase = Annotated[Optional[str], typer.Option(help="The provider's base URL (a proxy, vLLM, Ollama).")]
+ModelArgs = Annotated[Optional[list[str]], typer.Option(
+    "--model-arg", "-M", metavar="KEY=VALUE",
+    help="Any other LiteLLM completion argument, repeatable; VALUE is JSON when it parses (-M top_p=0.9).")]
+EnvFile = Annotated[Optional[Path], typer.Option(
+    help="Provider credentials as NAME=value lines; variables already set win [default: ./.env if present].")]
+
+
+def generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_args, env_file) -> dict:
+    """The generation flags as completion kwargs, after loading the env file (see models/generation.py)."""
+    from armbench.models.generation import generation_kwargs, load_env_file
+
+    settings = generation_kwargs(temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                 reasoning_effort=reasoning_effort, api_base=api_base, model_args=model_args)
+    loaded = load_env_file(env_file)
+    if loaded:
+        err.print(f"[dim]set {', '.join(loaded)} from {env_file or '.env'}[/dim]", highlight=False)
+    return settings
+
+
+def with_settings(routing: dict, settings: dict) -> dict:
+    clash = sorted(set(routing) & set(settings))
+    if clash:
+        raise UserError(f"-M {clash[0]} would replace the provider routing of --provider-order/--provider-ignore")
+    return {**routing, **settings}
 
 
 @app.command()
 def run(
     model: Annotated[str, typer.Option(help="A LiteLLM model string (openai/gpt-4o-mini), or offline: scripted/<script>, local/<name>, replay/<run-set dir>.")],
     arm: Annotated[str, typer.Option(help="Arm name, comma list, or 'all'.")] = ALL,
-    set_: Annotated[str, typer.Option("--set", help="design, heldout, comma list, or 'all'.")] = ALL,
+    set_: Annotated[str, typer.Option("--set", help="design, heldout (or any set the question bank holds), comma list, or 'all'.")] = ALL,
     domain: Annotated[str, typer.Option(help="Domain name, comma list, or 'all'.")] = ALL,
     runs: Annotated[int, typer.Option(min=1, help="Repeats of each question per arm.")] = 1,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
@@ -118,6 +169,13 @@ def run(
         "[default: fail it at the end when more than half the planned runs are].")] = None,
     provider_order: ProviderOrder = None,
     provider_ignore: ProviderIgnore = None,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    seed: Seed = None,
+    reasoning_effort: ReasoningEffort = None,
+    api_base: ApiBase = None,
+    model_arg: ModelArgs = None,
+    env_file: EnvFile = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     tools: Annotated[Optional[str], typer.Option(
         help="The tooled arm's typed tools from an MCP server: mcp:COMMAND (stdio) or mcp:URL (streamable HTTP).")] = None,
@@ -141,10 +199,10 @@ def run(
     when the set fails: more than half its planned runs (or --max-infra-errors) are infra errors."""
     # Every flag is checked before anything heavy (LiteLLM, Playwright, polars) loads: a typo costs < 1 s.
     from armbench.arms import ARMS
-    from armbench.questions import SET_NAMES
+    from armbench.questions import set_names
 
     arms = expand(arm, list(ARMS), "arm")
-    sets = expand(set_, list(SET_NAMES), "set")
+    sets = expand(set_, set_names(), "set")
     domains = domain_names(domain)
     if resume and out_dir and resume.resolve() != out_dir.resolve():
         raise UserError("--resume names the run set folder; leave out --out, or give the same folder")
@@ -154,6 +212,7 @@ def run(
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     prices = parse_price(price)
+    settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
     from armbench.models import get_model
     from armbench.paths import RESULTS_DIR
@@ -173,7 +232,8 @@ def run(
         raise UserError("--record records a model's replies; a replay has none of its own to record")
     if max_cost is not None or max_cost_per_run is not None:
         resolved.check_priced()
-    routing = resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore))
+    routing = with_settings(resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
+                            settings)
     question_sets = load_sets(domains if domain != ALL else None, sets if set_ != ALL else None)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
@@ -285,6 +345,13 @@ def doctor(
     provider_ignore: ProviderIgnore = None,
     request_timeout: RequestTimeout = None,
     max_retries: MaxRetries = 2,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    seed: Seed = None,
+    reasoning_effort: ReasoningEffort = None,
+    api_base: ApiBase = None,
+    model_arg: ModelArgs = None,
+    env_file: EnvFile = None,
 ) -> None:
     """Probe a provider: does a tool call with a required argument survive the round trip?"""
     from armbench.doctor import run_probe
@@ -292,12 +359,13 @@ def doctor(
     from armbench.models.retry import RetryPolicy
 
     positive(request_timeout, "--request-timeout")
+    settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
     resolved = get_model(model)
     resolved.check()
     if request_timeout is None:
         request_timeout = resolved.default_request_timeout(60.0)
     client = resolved.client(
-        resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
+        with_settings(resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)), settings),
         RetryPolicy(max_retries=max_retries),
         request_timeout,
     )
@@ -364,10 +432,15 @@ MAX_LISTED = 10
 def report(
     run_sets: Annotated[list[Path], typer.Argument(help="A run set folder; give two (A then B) to compare them.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
+    screenshots: Annotated[bool, typer.Option(
+        "--screenshots", help="Also write PNGs of report.html and one question's page to RUN_SET/screenshots (needs Chromium).")] = False,
 ) -> None:
-    """Print a run set's tables and write report.md, report.html and plots beside it; or compare two run sets."""
+    """Print a run set's tables and write report.md, report.html (runs table with filters and sorting,
+    a page per transcript and per question, arms side by side) and plots beside it; or compare two run sets."""
     if len(run_sets) > 2:
         raise UserError("give one run set to report on, or two to compare")
+    if screenshots and (as_json or len(run_sets) == 2):
+        raise UserError("--screenshots goes with one run set's report, without --json")
     if len(run_sets) == 2:
         compare_run_sets(*run_sets, as_json=as_json)
     elif as_json:
@@ -378,6 +451,23 @@ def report(
         print(dumps(report_json(open_run_set(run_sets[0]).records_to_report())))
     else:
         print_report(run_sets[0])
+        if screenshots:
+            write_screenshots(run_sets[0])
+
+
+def write_screenshots(run_set: Path) -> None:
+    """Chromium missing or not starting is one line on stderr; the report stands without them."""
+    from rich.markup import escape
+
+    from armbench.analysis.screenshots import take_screenshots
+    from armbench.run.store import open_run_set
+
+    try:
+        taken = asyncio.run(take_screenshots(run_set, open_run_set(run_set).records_to_report()))
+    except UserError as error:  # e.g. Chromium's own "[pid=…]" lines: text, not markup
+        err.print(f"[yellow]screenshots skipped:[/yellow] {escape(str(error))}", highlight=False)
+        return
+    err.print("screenshots written to " + ", ".join(map(str, taken)), highlight=False)
 
 
 def print_report(run_set: Path) -> None:
@@ -431,6 +521,25 @@ def show(
     out.print(render(record, read_turns(store.directory, record), reference_answer(record), full=full))
 
 
+
+@export_app.command("inspect")
+def export_inspect(
+    run_set: Annotated[Path, typer.Argument(help="The run set folder to export.")],
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Folder for the logs (default: RUN_SET/inspect).")] = None,
+) -> None:
+    """Write RUN_SET as inspect_ai eval logs (one per domain × set × arm) for `inspect view --log-dir`.
+    Needs inspect-ai, the `inspect` extra: pip install -e '.[inspect]'."""
+    from armbench.analysis.inspect_export import export_run_set
+
+    written = export_run_set(run_set, out_dir)
+    for note in written.notes:
+        err.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+    folder = shown_path(written.logs[0].parent)
+    logs = f"{len(written.logs)} inspect log" + ("s" if len(written.logs) > 1 else "")
+    out.print(f"{logs} ({written.samples} runs) written to {folder}", highlight=False, soft_wrap=True)
+    out.print(f"open them with: inspect view --log-dir {folder}", highlight=False, soft_wrap=True)
+
+
 @questions_app.command("verify")
 def questions_verify() -> None:
     """Re-derive every reference answer from the replica data; name each mismatch."""
@@ -450,7 +559,7 @@ def questions_verify() -> None:
 @questions_app.command("freeze")
 def questions_freeze() -> None:
     """Verify every set, then write each set's hash to questions/questions.lock."""
-    from armbench.paths import LOCK_FILE
+    from armbench.paths import lock_file
     from armbench.questions import freeze, load_sets, verify
 
     question_sets = load_sets()
@@ -458,7 +567,7 @@ def questions_freeze() -> None:
     if problems:
         raise UserError("refusing to freeze sets that do not verify:\n" + "\n".join(problems))
     freeze(question_sets)
-    out.print(f"froze {', '.join(qs.key for qs in question_sets)} in {LOCK_FILE}")
+    out.print(f"froze {', '.join(qs.key for qs in question_sets)} in {lock_file()}")
 
 
 @questions_app.command("list")
@@ -532,13 +641,13 @@ def domain_new(
     """Scaffold a table domain from a CSV: domain.yaml, the data, empty question sets."""
     import armbench.domains
     from armbench.domains import DOMAINS, domains_dir
-    from armbench.paths import QUESTIONS_DIR
+    from armbench.paths import questions_dir
     from armbench.tablekit.check import Taken
     from armbench.tablekit.scaffold import new_domain
 
     taken = Taken.of(DOMAINS.values(), reserved=vars(armbench.domains))
     made = new_domain(name, csv, key=key, title=title, taken=taken, domains_dir=domains_dir(),
-                      questions_dir=QUESTIONS_DIR)
+                      questions_dir=questions_dir())
     for path in made.written:
         out.print(f"wrote {shown_path(path)}", highlight=False, markup=False, soft_wrap=True)
     kinds = ", ".join(f"{field} {kind}" for field, kind in made.kinds.items())
@@ -584,7 +693,7 @@ def main(argv: list[str] | None = None) -> None:
             err.print(f"[yellow]warning:[/yellow] a domain is left out: {problem}", highlight=False)
         app(args=argv, standalone_mode=True)
     except UserError as error:
-        err.print(f"[bold red]error:[/bold red] {error}", highlight=False)
+        err.print(f"[bold red]error:[/bold red] {escape(str(error))}", highlight=False)
         sys.exit(2)
 
 

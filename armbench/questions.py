@@ -12,17 +12,18 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
 from armbench.domains import DOMAINS, find_domain, replica_address, tables
 from armbench.errors import UserError, read_json_object, read_text
-from armbench.paths import LOCK_FILE, QUESTIONS_DIR, QUESTIONS_DIR_ENV
-from armbench.types import Derivation, Question, SetName, Strict, render_value
+from armbench.paths import QUESTIONS_DIR_ENV, lock_file, questions_dir
+from armbench.types import SET_NAME_PATTERN, Derivation, Question, SetName, Strict, render_value
 
-SET_NAMES: tuple[str, ...] = get_args(SetName)
+CONVENTIONAL_SETS = ("design", "heldout")
+SET_NAME = re.compile(SET_NAME_PATTERN)
 
 
 class QuestionSet(Strict):
@@ -48,8 +49,15 @@ def with_replica_addresses(args: dict[str, Any], address: Callable[[str], str] =
     return json.loads(REPLICA_NAME.sub(lambda match: address(match.group(1)), json.dumps(args)))
 
 
-def set_path(domain: str, set_name: str, root: Path = QUESTIONS_DIR) -> Path:
-    return root / domain / f"{set_name}.yaml"
+def set_path(domain: str, set_name: str, root: Path | None = None) -> Path:
+    return (root or questions_dir()) / domain / f"{set_name}.yaml"
+
+
+def set_names(root: Path | None = None) -> list[str]:
+    """Every set name the bank holds (any `<domain>/<set>.yaml`): design and heldout first, as the
+    study orders them, then the others by name."""
+    found = {path.stem for path in (root or questions_dir()).glob("*/*.yaml") if SET_NAME.fullmatch(path.stem)}
+    return [name for name in CONVENTIONAL_SETS if name in found] + sorted(found - set(CONVENTIONAL_SETS))
 
 
 def load_set_file(path: Path) -> QuestionSet:
@@ -114,22 +122,25 @@ def _check_consistency(path: Path, loaded: QuestionSet) -> None:
 
 
 def load_sets(
-    domains: list[str] | None = None, sets: list[str] | None = None, root: Path = QUESTIONS_DIR
+    domains: list[str] | None = None, sets: list[str] | None = None, root: Path | None = None
 ) -> list[QuestionSet]:
     """Load the requested sets of registered domains (default: every domain's sets that exist); an
     unknown domain or set name, or a named domain with no sets, is a UserError."""
+    root = root or questions_dir()
     for domain in domains or []:
         if domain not in DOMAINS:
             raise UserError(f"unknown domain {domain!r}; choose from: {', '.join(sorted(DOMAINS))}")
-    for set_name in sets or []:
-        if set_name not in SET_NAMES:
-            raise UserError(f"unknown set {set_name!r}; choose from: {', '.join(SET_NAMES)}, all")
     if not root.is_dir():
-        raise UserError(f"no question bank at {root}; set {QUESTIONS_DIR_ENV} to a folder of <domain>/<set>.yaml")
+        raise UserError(f"no question bank at {root}; set {QUESTIONS_DIR_ENV} (or --questions-dir) to a folder of "
+                        "<domain>/<set>.yaml")
+    known = set_names(root)
+    for set_name in sets or []:
+        if set_name not in known:
+            raise UserError(f"unknown set {set_name!r}; choose from: {', '.join(known)}, all")
     loaded = []
     for domain in domains or DOMAINS:
         found = []
-        for set_name in sets or SET_NAMES:
+        for set_name in sets or known:
             path = set_path(domain, set_name, root)
             if path.exists():
                 found.append(load_set_file(path))
@@ -184,13 +195,15 @@ def _missing_source_rows(question: Question) -> list[str]:
 
 # --- lock --------------------------------------------------------------------------------------
 
-def read_lock(path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:
+def read_lock(path: Path | None = None) -> dict[str, dict[str, str]]:
+    path = path or lock_file()
     if not path.exists():
         return {}
     return read_json_object(path, "the question lock")
 
 
-def freeze(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> dict[str, dict[str, str]]:
+def freeze(question_sets: list[QuestionSet], path: Path | None = None) -> dict[str, dict[str, str]]:
+    path = path or lock_file()
     lock = read_lock(path)
     today = dt.date.today().isoformat()
     for question_set in question_sets:
@@ -201,7 +214,7 @@ def freeze(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> dict[str
     return lock
 
 
-def unlocked_sets(question_sets: list[QuestionSet], path: Path = LOCK_FILE) -> list[str]:
+def unlocked_sets(question_sets: list[QuestionSet], path: Path | None = None) -> list[str]:
     """The keys of sets whose content differs from (or is missing in) the lock."""
     lock = read_lock(path)
     return [

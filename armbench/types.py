@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 
 class Term(StrEnum):
@@ -88,7 +88,10 @@ class MissReason(Term):
 
 # --- questions ---------------------------------------------------------------------------------
 
-SetName = Literal["design", "heldout"]
+# A set is any `questions/<domain>/<set>.yaml`; design (looked at while building the tool) and
+# heldout (written before it) are the study's two.
+SET_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
+SetName = Annotated[str, StringConstraints(pattern=SET_NAME_PATTERN)]
 
 
 class Strict(BaseModel):

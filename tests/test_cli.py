@@ -77,7 +77,7 @@ print(code, round(time.perf_counter() - start, 3), [m for m in {HEAVY!r} if m in
     (("--set", "nosuch"), 1), (("--arm", "typo"), 1), (("--domain", "nosuch"), 1), (("--price", "x"), 1),
     (("--request-timeout", "-1"), 1), (("--request-timeout", "nan"), 1), (("--max-cost", "nan"), 1),
     (("--max-cost", "inf"), 1), (("--domain", ""), 1), (("--set", " "), 1), (("--arm", ","), 1),
-    (("--runs", "0"), 5),  # typer's own range check: usage, hint and the message in a box
+    (("--runs", "0"), 4),  # click's own range check: usage, hint, a blank line and the message
 ])
 def test_a_bad_run_flag_is_refused_in_under_a_second_before_anything_heavy_loads(flags, lines):
     result = subprocess.run([sys.executable, "-c", REJECT_BAD_FLAG, "run", "--model", "scripted/oracle", *flags],
@@ -359,3 +359,32 @@ def test_price_sets_the_cost_of_an_unpriced_model_and_bad_prices_are_refused(cli
     expected = (record.prompt_tokens * 1000 + record.completion_tokens * 2000) / 1e6
     assert record.cost_usd == pytest.approx(expected) and record.cost_usd > 0
     assert store.manifest()["config"]["price_per_million"] == [1000.0, 2000.0]
+
+
+def test_help_shows_every_default_and_the_generation_settings():
+    result = bench("run", "--help", env={"COLUMNS": "100"})
+    text = " ".join(result.stdout.split())
+    assert result.returncode == 0
+    for shown in ("[default: 120; 60 for doctor; 1800 for a local model]", "[default: the provider's]",
+                  "--temperature", "--max-tokens", "--seed", "--reasoning-effort", "--api-base", "-M, --model-arg",
+                  "--env-file", "[default: ./.env if present]"):
+        assert shown in text, shown
+
+
+def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(bank, tmp_path):
+    """A third set (a harder held-out round) is a file, found by name; --questions-dir picks the bank."""
+    raw = yaml.safe_load((bank / "gpus" / "heldout.yaml").read_text())
+    raw["set"] = "round-2"
+    raw["questions"] = raw["questions"][:2]
+    for question in raw["questions"]:
+        question["id"] = question["id"].replace("heldout", "round-2")
+    (bank / "gpus" / "round-2.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    assert bench("--questions-dir", str(bank), "questions", "freeze").returncode == 0
+    out = tmp_path / "r2"
+    result = bench("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--arm", "tooled",
+                   "--domain", "gpus", "--set", "round-2", "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert {json.loads(line)["set"] for line in (out / "runs.jsonl").read_text().splitlines()} == {"round-2"}
+    unknown = bench("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--set", "round-3")
+    assert_user_error(unknown, "unknown set 'round-3'; choose from: design, heldout, round-2, all")
+    assert_user_error(bench("run", "--model", "scripted/oracle", "--set", "round-2"), "unknown set 'round-2'")

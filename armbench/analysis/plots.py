@@ -16,11 +16,13 @@ matplotlib.use("Agg")
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from armbench.analysis.summary import GroupSummary, graded, grouped, question_tallies, summarize
 from armbench.types import RunRecord
 
 ARM_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+MARKERS = "os^Dvp<>h*XPd"  # one per domain/set pair, repeating past thirteen
 
 
 @dataclass(frozen=True)
@@ -58,39 +60,54 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
 
 
 def cost_accuracy(rows: list[GroupSummary]) -> Plot:
+    """Each group's accuracy against its mean cost; when every known cost is $0 (a local or
+    scripted model), against its mean tokens, which still tell the arms apart. Arms are colours,
+    domain/set pairs markers; the legends sit outside the axes so no point is hidden."""
     title = "Cost vs accuracy"
-    figure = Figure(figsize=(7, 4.5))
+    figure = Figure(figsize=(8.5, 4.5))
     axes = figure.add_subplot()
     shown = [r for r in rows if r.accuracy is not None and r.mean_cost_usd is not None]
     unknown = [f"{r.arm} {r.domain}/{r.set}" for r in rows if r.accuracy is not None and r.mean_cost_usd is None]
-    note = f"Cost unknown, not plotted: {', '.join(unknown)}." if unknown else ""
+    notes = [f"Cost unknown, not plotted: {', '.join(unknown)}."] if unknown else []
     if not shown:
         say(axes, "No group has a known cost: nothing to plot.")
-        return Plot("cost_accuracy", title, to_png(figure), note)
+        return Plot("cost_accuracy", title, to_png(figure), " ".join(notes))
+    by_tokens = all(r.mean_cost_usd == 0 for r in shown)
+    if by_tokens:
+        notes.append("Every cost is $0 (a local or scripted model), so x is mean tokens per task instead.")
+
+    def x(row: GroupSummary) -> float:
+        return (row.mean_tokens or 0.0) if by_tokens else row.mean_cost_usd
+
     palette = colours([r.arm for r in rows])
-    markers = dict(zip(sorted({(r.domain, r.set) for r in shown}), "os^Dvp<>h*"))
+    sets = sorted({(r.domain, r.set) for r in shown})
+    markers = {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(sets)}
     for (domain, set_name), group in grouped(shown, attrgetter("domain", "set")):
-        front = pareto_front([(r.mean_cost_usd, r.accuracy) for r in group])
+        front = pareto_front([(x(r), r.accuracy) for r in group])
         if len(front) > 1:
             axes.plot(*zip(*front), linestyle="--", color="grey", linewidth=1, zorder=1)
         for row in group:
             colour = palette[row.arm]
             axes.errorbar(
-                row.mean_cost_usd, row.accuracy,
-                yerr=[[row.accuracy - row.ci_low], [row.ci_high - row.accuracy]],
+                x(row), row.accuracy, yerr=[[row.accuracy - row.ci_low], [row.ci_high - row.accuracy]],
                 fmt=markers[(domain, set_name)], color=colour, capsize=3, markersize=8, zorder=2,
-                markerfacecolor=colour if (row.mean_cost_usd, row.accuracy) in front else "white",
-                label=f"{row.arm} · {domain}/{set_name}",
+                markerfacecolor=colour if (x(row), row.accuracy) in front else "white",
             )
-    axes.set_xlabel("mean cost per task (USD)")
+    arms = [Line2D([], [], color=palette[arm], marker="o", linestyle="", label=arm)
+            for arm in sorted({r.arm for r in shown})]
+    pairs = [Line2D([], [], color="grey", marker=markers[key], linestyle="", label=f"{key[0]}/{key[1]}")
+             for key in sets]
+    axes.legend(handles=arms + pairs, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0,
+                ncols=1 if len(arms + pairs) <= 16 else 2)
+    axes.set_xlabel("mean tokens per task" if by_tokens else "mean cost per task (USD)")
     axes.set_ylabel("accuracy (Wilson 95% CI)")
     axes.set_ylim(-0.05, 1.05)
-    right = max(max(r.mean_cost_usd for r in shown) * 1.1, 1e-4)
+    right = max(max(x(r) for r in shown) * 1.1, 1e-4)
     axes.set_xlim(-0.03 * right, right)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
-    axes.set_title("Cost vs accuracy per set: filled = Pareto front, hollow = dominated", fontsize=10)
-    return Plot("cost_accuracy", title, to_png(figure), note)
+    axes.set_title(f"{'Tokens' if by_tokens else 'Cost'} vs accuracy per set: filled = Pareto front, "
+                   "hollow = dominated", fontsize=10)
+    return Plot("cost_accuracy", title, to_png(figure), " ".join(notes))
 
 
 def text_colour(rgba: tuple[float, float, float, float]) -> str:

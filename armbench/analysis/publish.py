@@ -4,15 +4,17 @@
     <run-set>/report.html               tables, plots (inline PNG) and links to transcripts
     <run-set>/plots/<name>.png          each plot
     <run-set>/transcripts/<run>.html    each transcript, escaped
+    <run-set>/questions/<question>.html each question's runs, a column per arm
 """
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from itertools import groupby
 from pathlib import Path
 
 from armbench.analysis.compare import arm_tables, compare_arms
-from armbench.analysis.html import render_report, render_transcript
+from armbench.analysis.html import render_question, render_report, render_transcript
 from armbench.analysis.plots import all_plots
 from armbench.analysis.report import (
     by_domain,
@@ -57,23 +59,33 @@ def as_json(records: list[RunRecord]) -> dict:
     }
 
 
-def write_transcripts(store: RunSetStore, records: list[RunRecord]) -> set[str]:
-    """One HTML page per run whose transcript can be read; returns their run ids."""
-    written = set()
-    for record in records:
-        try:
-            turns = read_turns(store.directory, record)
-        except UserError:
-            continue
-        page = store.directory / "transcripts" / f"{record.run_id}.html"
-        page.parent.mkdir(exist_ok=True)
-        page.write_text(render_transcript(record, turns, reference_answer(record)), encoding="utf-8")
-        written.add(record.run_id)
-    return written
+def write_pages(store: RunSetStore, records: list[RunRecord]) -> tuple[set[str], set[str]]:
+    """A page per run whose transcript can be read, and per question its runs side by side; returns
+    the run ids and question ids given a page. One question's transcripts are in memory at a time."""
+    transcripts, questions = set(), set()
+    (store.directory / "questions").mkdir(exist_ok=True)
+    ordered = sorted(records, key=lambda r: r.question_id)
+    for question_id, group in groupby(ordered, key=lambda r: r.question_id):
+        runs = []
+        for record in group:
+            try:
+                turns = read_turns(store.directory, record)
+            except UserError:
+                runs.append((record, None))
+                continue
+            page = store.directory / "transcripts" / f"{record.run_id}.html"
+            page.parent.mkdir(exist_ok=True)
+            page.write_text(render_transcript(record, turns, reference_answer(record)), encoding="utf-8")
+            transcripts.add(record.run_id)
+            runs.append((record, turns))
+        page = store.directory / "questions" / f"{question_id}.html"
+        page.write_text(render_question(runs, reference_answer(runs[0][0])), encoding="utf-8")
+        questions.add(question_id)
+    return transcripts, questions
 
 
 def write_report(store: RunSetStore) -> tuple[list[Table], list[Path]]:
-    """Write report.md, report.html, the plots and the transcript pages; return the tables."""
+    """Write report.md, report.html, the plots, the transcript and question pages; return the tables."""
     records = store.records_to_report()
     title = title_of(store)
     tables = all_tables(records)
@@ -84,10 +96,10 @@ def write_report(store: RunSetStore) -> tuple[list[Table], list[Path]]:
     plot_dir.mkdir(exist_ok=True)
     for plot in plots:
         (plot_dir / f"{plot.name}.png").write_bytes(plot.png)
-    linked = write_transcripts(store, records)
+    linked, questions = write_pages(store, records)
     html = store.directory / "report.html"
     html.write_text(
-        render_report(title, read_manifest(store), tables, plots, records, linked), encoding="utf-8"
+        render_report(title, read_manifest(store), tables, plots, records, linked, questions), encoding="utf-8"
     )
     return tables, [markdown, html, plot_dir]
 

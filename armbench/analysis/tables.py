@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -54,15 +54,53 @@ def usd(value: float | None, spec: str = ".4f") -> str:
 
 
 def to_rich(table: Table) -> RenderableType:
-    notices = [Text(notice, style="yellow") for notice in table.notices]
-    if not table.rows:
-        return Group(Text.assemble((table.title, "bold"), f": {table.empty}\n"), *notices)
+    """The table for a terminal of any width: a grid when every cell fits whole, else stacked."""
+    return Fitted(table)
+
+
+class Fitted:
+    """Rendered at print time, when the width is known: never a truncated key or number."""
+
+    def __init__(self, table: Table):
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        table = self.table
+        notices = [Text(notice, style="yellow") for notice in table.notices]
+        if not table.rows:
+            yield Group(Text.assemble((table.title, "bold"), f": {table.empty}\n"), *notices)
+        elif natural_width(table) <= options.max_width:
+            yield Group(grid(table), *notices)
+        else:
+            yield Group(stacked(table), *notices)
+
+
+def natural_width(table: Table) -> int:
+    """Columns at their widest cell, each with Rich's padding and border."""
+    widths = [max(len(column), *(len(row[index]) for row in table.rows)) for index, column in enumerate(table.columns)]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def grid(table: Table) -> RichTable:
     rendered = RichTable(title=table.title, caption=table.note or None, caption_justify="left")
     for index, column in enumerate(table.columns):
-        rendered.add_column(column, justify=table.align(index))
+        rendered.add_column(column, justify=table.align(index), no_wrap=True)
     for row in table.rows:
         rendered.add_row(*row)
-    return Group(rendered, *notices)
+    return rendered
+
+
+def stacked(table: Table) -> Group:
+    """One block per row: its key cells on a line, then a `column  value` line per figure."""
+    figures = table.columns[table.key_columns:]
+    label = max((len(column) for column in figures), default=0)
+    lines = [Text(table.title, style="bold")]
+    for row in table.rows:
+        lines.append(Text(" · ".join(row[:table.key_columns]), style="bold"))
+        lines += [Text(f"  {column:<{label}}  {cell}") for column, cell in zip(figures, row[table.key_columns:])]
+    if table.note:
+        lines.append(Text(table.note, style="dim"))
+    return Group(*lines)
 
 
 def to_markdown(table: Table) -> str:

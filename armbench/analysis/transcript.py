@@ -18,6 +18,16 @@ from armbench.types import RunRecord, Term
 class Call:
     name: str
     arguments: str  # pretty-printed JSON, or the raw text when it is not JSON
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class CallUsage:
+    """An assistant turn's model call, as the agent records it (transcripts before it have none)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float | None
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,25 @@ class Turn:
     text: str
     calls: tuple[Call, ...] = ()
     tool: str | None = None  # the tool a tool result came from
+    call_id: str | None = None  # the call a tool result answers
+    usage: CallUsage | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """A turn as a page shows it: an assistant turn's calls each beside its result."""
+
+    turn: Turn
+    results: tuple[Turn | None, ...] = ()  # one per call, in call order; None: the run ended first
+
+
+@dataclass(frozen=True)
+class Block:
+    """A part of a call's arguments or a tool's result: multi-line text (code, output, a traceback)
+    under its key, shown as is rather than as an escaped JSON string; or the rest, unlabelled."""
+
+    label: str | None
+    text: str
 
 
 def pretty_json(text: str) -> str:
@@ -33,6 +62,21 @@ def pretty_json(text: str) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except (ValueError, TypeError):
         return text
+
+
+def blocks(text: str) -> list[Block]:
+    """`text` split for reading: a JSON object's multi-line strings (and any `code`) each a block of
+    their own, after the rest of its keys as pretty-printed JSON."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return [Block(None, text)]
+    if not isinstance(value, dict):
+        return [Block(None, json.dumps(value, indent=2, ensure_ascii=False))]
+    long = {key: item for key, item in value.items() if isinstance(item, str) and ("\n" in item or key == "code")}
+    rest = {key: item for key, item in value.items() if key not in long}
+    parts = [Block(None, json.dumps(rest, indent=2, ensure_ascii=False))] if rest or not long else []
+    return parts + [Block(key, item) for key, item in long.items()]
 
 
 def truncate(text: str, limit: int) -> tuple[str, int]:
@@ -44,16 +88,49 @@ def truncate(text: str, limit: int) -> tuple[str, int]:
     return head, len(text) - len(head)
 
 
+def call_usage(recorded: object) -> CallUsage | None:
+    if not isinstance(recorded, dict):
+        return None
+    seconds = recorded.get("seconds")
+    return CallUsage(int(recorded.get("prompt_tokens") or 0), int(recorded.get("completion_tokens") or 0),
+                     float(seconds) if isinstance(seconds, int | float) else None)
+
+
 def to_turn(message: dict) -> Turn:
     role = str(message.get("role", "?"))
     text = str(message.get("content") or "")
     calls = tuple(
-        Call(str(call.get("function", {}).get("name")), pretty_json(call.get("function", {}).get("arguments") or ""))
+        Call(str(call.get("function", {}).get("name")), pretty_json(call.get("function", {}).get("arguments") or ""),
+             call.get("id"))
         for call in message.get("tool_calls") or []
     )
     if role == "tool":
-        return Turn(role, pretty_json(text), tool=message.get("name"))
-    return Turn(role, text, calls)
+        return Turn(role, pretty_json(text), tool=message.get("name"), call_id=message.get("tool_call_id"))
+    return Turn(role, text, calls, usage=call_usage(message.get("usage")))
+
+
+def steps(turns: list[Turn]) -> list[Step]:
+    """The turns with each tool result moved beside its call: matched by call id, else in order
+    (parallel calls are answered one after another, all after the turn that made them)."""
+    paired: list[Step] = []
+    index = 0
+    while index < len(turns):
+        turn = turns[index]
+        index += 1
+        if not turn.calls:
+            paired.append(Step(turn))
+            continue
+        results = []
+        while index < len(turns) and turns[index].role == "tool":
+            results.append(turns[index])
+            index += 1
+        ids = {call.id for call in turn.calls if call.id}
+        by_id = {result.call_id: result for result in results if result.call_id in ids}
+        loose = iter([result for result in results if result.call_id not in ids])
+        matched = tuple(by_id[call.id] if call.id in by_id else next(loose, None) for call in turn.calls)
+        paired.append(Step(turn, matched))
+        paired.extend(Step(result) for result in loose)  # results beyond the calls, shown on their own
+    return paired
 
 
 def read_turns(directory: Path, record: RunRecord) -> list[Turn]:
@@ -108,6 +185,18 @@ def locate(run_id: str, run_set: Path | None, results: Path) -> tuple[RunSetStor
     raise UserError(f"no run {run_id!r} in any run set under {results}; pass --run-set DIR")
 
 
+def replayed(record: RunRecord) -> bool:
+    """Its model turns were played back from a recording: its times are the replay's, not the model's."""
+    return record.model.startswith("replay/")
+
+
+def wall_time(record: RunRecord) -> str:
+    times = f"{record.wall_seconds:.2f} s wall ({record.model_seconds:.2f} model, {record.tool_seconds:.2f} tools)"
+    if replayed(record):
+        return f"{times} in the replay: the model's turns were read from the recording, so not the recorded run's time"
+    return times
+
+
 def described(term: Term | None) -> str:
     """A stored value with its meaning, e.g. `budget (the tool-call budget was spent)`."""
     return "—" if term is None else f"{term} ({term.meaning})"
@@ -133,7 +222,7 @@ def facts(record: RunRecord, reference: list[str] | None) -> list[tuple[str, str
         ("actions", f"{record.actions}" + (f" ({tools})" if tools else "") + f", {record.tool_errors} tool error(s)"),
         ("tokens", f"{record.prompt_tokens:,} in, {record.completion_tokens:,} out"),
         ("cost", cost),
-        ("time", f"{record.wall_seconds:.2f} s wall ({record.model_seconds:.2f} model, {record.tool_seconds:.2f} tools)"),
+        ("time", wall_time(record)),
     ]
     if record.error:
         lines.append(("error", record.error))

@@ -18,6 +18,9 @@ def configure_litellm() -> None:
     # The bundled cost map, never a download (no network here, nor in CI): LiteLLM reads this
     # when it is first imported, just below.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # No implicit .env: LiteLLM would read one found upward from its install folder. `bench` reads
+    # --env-file or ./.env itself (models/generation.py), so where credentials come from is visible.
+    os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     import litellm
 
     litellm.suppress_debug_info = True

@@ -89,6 +89,7 @@ class Episode:
     retries: int = 0
     injected_faults: list[str] = field(default_factory=list)  # by a scripted model's `+faults=`
     call_providers: list[str | None] = field(default_factory=list)  # who served each model call
+    call_usage: list[dict[str, Any]] = field(default_factory=list)  # each answered model call's tokens and seconds
     model_seconds: float = 0.0
     tool_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -131,9 +132,20 @@ async def run_episode(
             _end_by_timeout(episode, limits.timeout)
         finally:
             episode.wall_seconds = time.perf_counter() - started
-            episode.transcript = messages
+            episode.transcript = with_call_usage(messages, episode.call_usage)
     _end_by_corrupted_tool_calls(episode)
     return episode
+
+
+def with_call_usage(messages: list[dict[str, Any]], usage: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The transcript: each assistant turn with its model call's `usage`, in call order. Copies, as
+    `messages` is what the provider is sent (and what a replay compares), where the key has no place."""
+    calls = iter(usage)
+    transcript = []
+    for message in messages:
+        call = next(calls, None) if message["role"] == "assistant" else None
+        transcript.append({**message, "usage": call} if call else message)
+    return transcript
 
 
 def _end_by_corrupted_tool_calls(episode: Episode) -> None:
@@ -220,6 +232,12 @@ async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
     episode.retries += retries
     episode.usage.add(response)
     episode.call_providers.append(served_by(response))
+    usage = getattr(response, "usage", None)
+    episode.call_usage.append({
+        "prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
+        "completion_tokens": getattr(usage, "completion_tokens", None) or 0,
+        "seconds": round(time.perf_counter() - started, 3),  # retries included
+    })
     return response
 
 

@@ -92,6 +92,9 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
     if then.get("price_per_million") != now["price_per_million"]:
         problems.append(f"--price: the run set used {then.get('price_per_million')}, "
                         f"this command {now['price_per_million']}")
+    if then.get("completion_kwargs", {}) != now["completion_kwargs"]:
+        problems.append(f"generation settings (--temperature, -M, ...): the run set used "
+                        f"{then.get('completion_kwargs', {})}, this command {now['completion_kwargs']}")
     digest = data_hash(qs.domain for qs in question_sets)
     same_domains = _parts(stored.get("question_sets", {}), 0) == _parts(current, 0)  # else --domain says it
     if same_domains and stored.get("data_hash") != digest:

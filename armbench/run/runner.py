@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
 from armbench.arms.tool_source import open_typed_tools
@@ -28,10 +27,11 @@ from armbench.questions import QuestionSet
 from armbench.run.agent import prompt_hash, run_episode
 from armbench.run.manifest import build_manifest, check_environment, record_resume, resumable
 from armbench.run.plan import Job, plan, run_limits, tool_key
+from armbench.run.progress import RunProgress, Totals
 from armbench.run.records import to_record
 from armbench.run.store import RunSetStore
 from armbench.tools.base import Arm
-from armbench.types import ErrorKind, Manifest, RunConfig, RunRecord
+from armbench.types import Manifest, RunConfig, RunRecord
 
 
 class ArmSource(Protocol):
@@ -70,26 +70,6 @@ class RunSetFailed(Exception):
 
 class _TooManyInfraErrors(Exception):
     pass
-
-
-class Tally:
-    """Run-set totals the stop rules read, counting the runs a resume found done."""
-
-    def __init__(self, records: list[RunRecord]):
-        self.cost_usd = 0.0
-        self.infra_errors = 0
-        self.first_infra_error: str | None = None
-        self.correct = 0
-        for record in records:
-            self.add(record)
-
-    def add(self, record: RunRecord) -> None:
-        self.cost_usd += record.cost_usd or 0.0  # with a cost cap, an unpriced call is an infra error
-        if record.error_kind is ErrorKind.infra:
-            self.infra_errors += 1
-            self.first_infra_error = self.first_infra_error or record.error
-        self.correct += bool(record.correct)
-
 
 
 def set_prompt_hash(per_domain: dict[str, str]) -> str:
@@ -141,7 +121,7 @@ async def _run_jobs(
     done = {record.run_id for record in previous}
     pending = iter([job for job in jobs if job.run_id not in done])
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
-    tally = Tally(previous)
+    tally = Totals(previous)
     scope = worker_scope or shared_environment(env)
 
     async def run_one(job: Job, arms: ArmSource) -> RunRecord:
@@ -171,8 +151,7 @@ async def _run_jobs(
         store.append(record)
         return record
 
-    with _progress(show_progress) as progress:
-        task = progress.add_task(config.model, total=len(jobs), completed=len(done), correct=tally.correct)
+    with RunProgress(config.model, len(jobs), tally, show=show_progress) as progress:
 
         async def worker(index: int) -> None:
             async with scope(index) as arms:
@@ -181,9 +160,7 @@ async def _run_jobs(
                         return
                     record = await run_one(job, arms)
                     result.records.append(record)
-                    tally.add(record)
-                    progress.update(task, advance=1, correct=tally.correct)
-                    _warn(progress.console, record)
+                    progress.add(record)
                     if _too_many_infra_errors(config, tally):
                         raise _TooManyInfraErrors
                     result.halted = _cost_cap(config, tally, store)
@@ -237,11 +214,11 @@ def _reopen(store: RunSetStore, stored: Manifest, manifest: Manifest, config: Ru
     return store.records()
 
 
-def _too_many_infra_errors(config: RunConfig, tally: Tally) -> bool:
+def _too_many_infra_errors(config: RunConfig, tally: Totals) -> bool:
     return config.max_infra_errors is not None and tally.infra_errors > config.max_infra_errors
 
 
-def _cost_cap(config: RunConfig, tally: Tally, store: RunSetStore) -> str | None:
+def _cost_cap(config: RunConfig, tally: Totals, store: RunSetStore) -> str | None:
     """The message that halts the run set once its cost cap is spent, else None."""
     if config.max_cost is None or tally.cost_usd < config.max_cost:
         return None
@@ -249,28 +226,4 @@ def _cost_cap(config: RunConfig, tally: Tally, store: RunSetStore) -> str | None
         f"run-set cost cap reached: ${tally.cost_usd:.4f} spent, cap ${config.max_cost:.4f}; no "
         "further runs were started. To finish the set, run the same command with a higher "
         f"--max-cost and --resume {store.directory}"
-    )
-
-
-def _warn(console: Console, record: RunRecord) -> None:
-    if record.empty_tool_args:
-        console.print(
-            f"[yellow]warning:[/yellow] {record.run_id}: {record.empty_tool_args} tool call(s) arrived "
-            "with empty arguments for a tool that takes some — the provider may be dropping "
-            "them (check with `bench doctor`)",
-            highlight=False,
-        )
-    if record.error_kind is ErrorKind.infra:
-        console.print(f"[red]infra error:[/red] {record.run_id}: {record.error}", highlight=False)
-
-
-def _progress(show: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[correct]} correct"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True, soft_wrap=True),
-        disable=not show,
     )

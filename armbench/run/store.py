@@ -203,14 +203,31 @@ def describe(issues: list[dict[str, Any]]) -> str:
     return "; ".join(f"{'.'.join(map(str, issue['loc']))}: {issue['msg']}" for issue in issues)
 
 
+# runs.parquet's columns, one per RunRecord field, with fixed types: a column that is null in every
+# run stays typed, so any two run sets' tables concatenate. actions_by_tool is a map as Arrow
+# writes one, a list of {tool, count}.
+TEXT, LIST_OF_TEXT = pl.Utf8, pl.List(pl.Utf8)
+RUNS_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": TEXT, "question_id": TEXT, "domain": TEXT, "set": TEXT, "arm": TEXT, "repeat": pl.Int64,
+    "model": TEXT, "provider": TEXT, "answer": TEXT, "correct": pl.Boolean, "outcome": TEXT,
+    "miss_reason": TEXT, "stop_reason": TEXT, "error": TEXT, "error_kind": TEXT, "cost_usd": pl.Float64,
+    "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "actions": pl.Int64,
+    "actions_by_tool": pl.List(pl.Struct({"tool": TEXT, "count": pl.Int64})), "tool_errors": pl.Int64,
+    "empty_tool_args": pl.Int64, "retries": pl.Int64, "injected_faults": LIST_OF_TEXT,
+    "call_providers": LIST_OF_TEXT, "wall_seconds": pl.Float64, "model_seconds": pl.Float64,
+    "tool_seconds": pl.Float64, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
+    "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "finished_at": TEXT,
+}
+
+
 def records_frame(records: list[RunRecord]) -> pl.DataFrame:
-    """Every field of the records (runs.parquet)."""
+    """Every field of the records (runs.parquet), typed by RUNS_SCHEMA."""
     rows = [
-        {**record.model_dump(mode="json"), "actions_by_tool": json.dumps(record.actions_by_tool)}
+        {**record.model_dump(mode="json"), "injected_faults": record.injected_faults,
+         "actions_by_tool": [{"tool": tool, "count": count} for tool, count in record.actions_by_tool.items()]}
         for record in records
     ]
-    overrides = {"actions_by_tool": pl.Utf8, "call_providers": pl.List(pl.Utf8)}
-    return pl.DataFrame(rows, schema_overrides=overrides, infer_schema_length=None)
+    return pl.DataFrame(rows, schema=RUNS_SCHEMA)
 
 
 def scalar_columns(records: list[RunRecord], columns: list[str]) -> pl.DataFrame:

@@ -39,3 +39,17 @@ def test_pareto_front_keeps_points_nothing_beats():
     points = [(0.01, 0.8), (0.001, 1.0), (0.02, 0.9), (0.001, 0.5)]
     assert pareto_front(points) == [(0.001, 1.0)]
     assert pareto_front([(0.001, 0.6), (0.01, 0.9), (0.02, 0.8)]) == [(0.001, 0.6), (0.01, 0.9)]
+
+
+def test_more_domain_set_pairs_than_markers_plot_and_zero_costs_plot_tokens():
+    """Ten domains x two sets x two arms (the oracle over everything) once raised a KeyError."""
+    records = [make_record(domain=f"d{i}", set=set_name, arm=arm, question_id=f"d{i}-{set_name}", cost_usd=0.0,
+                           prompt_tokens=1000 * (i + 1) if arm == "browsing" else 500)
+               for i in range(10) for set_name in ("design", "heldout") for arm in ("browsing", "tooled")]
+    plot = cost_accuracy(summarize(records))
+    assert plot.png.startswith(PNG)
+    assert "x is mean tokens per task" in plot.note
+    width, _ = size(plot.png)
+    assert width > 850  # the legends sit beside the axes, not on the points
+    priced = cost_accuracy(summarize([make_record(arm="tooled", cost_usd=0.002)]))
+    assert "tokens" not in priced.note

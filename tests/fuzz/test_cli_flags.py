@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from armbench.arms import ARMS
 from armbench.cli import app, main, run
 from armbench.domains import DOMAINS
-from armbench.questions import SET_NAMES
+from armbench.questions import set_names
 from tests.fuzz.hostile import FUZZ, floats, hostile_value
 
 EXAMPLES = 250
@@ -39,7 +39,7 @@ EARLY_REFUSALS = [("--max-cost", "nan"), ("--runs", "0"), ("--concurrency", "-1"
                   ("--max-cost-per-run", "-inf"), ("--request-timeout", "0"), ("--run-timeout", "inf"),
                   ("--price", "0.1"), ("--rpm", "²"), ("--max-retries", "-1")]  # the first: Hypothesis's favourite
 LATE_REFUSAL = ("--question", "no-such-question-fuzz")
-NAMES = [*ARMS, *SET_NAMES, *DOMAINS, "all", "ALL", "gpus,", ",gpus", ",", " gpus ", "gpus,gpus", "gpus,all",
+NAMES = [*ARMS, *set_names(), *DOMAINS, "all", "ALL", "gpus,", ",gpus", ",", " gpus ", "gpus,gpus", "gpus,all",
          "design,heldout,design", "tooled,browsing", "gpüs", "ｇｐｕｓ", "gpus\u200b", "caf\udce9", "\udcff"]
 MODELS = ["scripted/oracle", "scripted/oracle+faults=0.5", "scripted/oracle+faults=nan", "scripted/oracle+seed=²",
           "scripted/oracle+latency=-1", "scripted/oracle+", "scripted/", "scripted/nosuch", "replay/", "replay/nowhere",

@@ -133,6 +133,8 @@ def test_resume_differences_name_each_flag_and_the_data(gpu_design):
     ]
     narrowed = {**stored, "config": {**stored["config"], "questions": ["q1", "q2"]}}
     assert resume_differences(narrowed, [gpu_design], config.model_copy(update={"questions": ("q2", "q1")})) == []
+    assert differences(completion_kwargs={"temperature": 0.5}) == [
+        "generation settings (--temperature, -M, ...): the run set used {}, this command {'temperature': 0.5}"]
     rebuilt = {**stored, "data_hash": "c" * 64}
     assert resume_differences(rebuilt, [gpu_design], config) == [
         f"replica data: hash {'c' * 12} in the run set, {stored['data_hash'][:12]} now"]

@@ -55,7 +55,8 @@ async def test_parquet_holds_the_same_rows(oracle_run):
     frame = pl.read_parquet(store.directory / "runs.parquet")
     assert frame.height == 30
     assert frame["correct"].sum() == 30
-    assert json.loads(frame["actions_by_tool"][0]) == records[0].actions_by_tool
+    first = frame["actions_by_tool"][0].to_list()
+    assert {entry["tool"]: entry["count"] for entry in first} == records[0].actions_by_tool
 
 
 async def test_report_rows(oracle_run):

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
@@ -341,5 +341,7 @@ query = st.lists(pair, max_size=4).map(urlencode)
 @settings(FUZZ, max_examples=300)
 @given(path=path, query=query)
 def test_no_generated_path_or_query_answers_5xx(site, path, query):
-    response = site.get(f"{path}?{query}" if query else path)
+    url = f"{path}?{query}" if query else path
+    assume(len(url) <= 32_768)  # the test client refuses a longer URL before the site sees it
+    response = site.get(url)
     assert response.status_code < 500, (path, query)
