@@ -1,1 +1,9 @@
-"""armbench: does a typed query tool help an LLM agent, compared with browsing the same data?"""
+"""armbench: does a typed query tool help an LLM agent, compared with browsing the same data?
+
+`armbench.run(...)` and `armbench.report(...)` are `bench run` and `bench report` for Python
+(armbench/api.py); `armbench.UserError` is what they raise for input a user can fix.
+"""
+from armbench.api import Report, RunResult, report, run
+from armbench.errors import UserError
+
+__all__ = ["Report", "RunResult", "UserError", "report", "run"]

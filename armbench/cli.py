@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import math
 import os
 import signal
@@ -15,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from armbench.errors import UserError
-from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BASE_DELAY
+from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY
 
 app = typer.Typer(
     add_completion=False,
@@ -214,66 +213,33 @@ def run(
     prices = parse_price(price)
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
+    from armbench.api import plan_run, run_planned
+    from armbench.engine.runner import RunSetFailed
     from armbench.models import get_model
-    from armbench.paths import RESULTS_DIR
-    from armbench.questions import load_sets, unlocked_sets
-    from armbench.run.manifest import resumable
-    from armbench.run.runner import RunSetFailed, run_set
-    from armbench.run.store import RunSetStore
-    from armbench.types import RunConfig
 
-    resolved = get_model(model)
-    resolved.check()
-    if request_timeout is None:
-        request_timeout = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
-    if prices:
-        resolved.set_price(*prices)
-    if record and not resolved.recordable:
-        raise UserError("--record records a model's replies; a replay has none of its own to record")
-    if max_cost is not None or max_cost_per_run is not None:
-        resolved.check_priced()
-    routing = with_settings(resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
+    routing = with_settings(get_model(model).provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
                             settings)
-    question_sets = load_sets(domains if domain != ALL else None, sets if set_ != ALL else None)
-    if not question_sets:
-        raise UserError("no question sets match --domain/--set")
-    only = comma_list(question)
-    unknown = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
-    if unknown:
-        raise UserError(f"no question {', '.join(map(repr, unknown))} in the chosen --domain/--set")
-    drift = unlocked_sets(question_sets)
-    if drift and not allow_unlocked:
-        raise UserError(
-            f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
-            "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
-        )
-    target = resume or out_dir or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    store = RunSetStore(target)
-    config = RunConfig(
-        model=model, arms=arms, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
-        max_retries=max_retries, retry_base_delay=retry_base_delay,
-        request_timeout=request_timeout, run_timeout=run_timeout,
-        max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
-        max_cost=max_cost, max_infra_errors=max_infra_errors, completion_kwargs=routing, tools=tools,
-        questions=tuple(only), record=record, skip_preflight=skip_preflight, price_per_million=prices,
+    planned = plan_run(
+        model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None, arms=arms,
+        questions=comma_list(question), out=out_dir, resume=resume, allow_unlocked=allow_unlocked, price=prices,
+        completion_kwargs=routing, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
+        max_retries=max_retries, retry_base_delay=retry_base_delay, request_timeout=request_timeout,
+        run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
+        max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
+        skip_preflight=skip_preflight,
     )
-    if resume:
-        resumable(store, question_sets, config)  # a refused resume costs no preflight
-        store.check_resumable()
-    else:
-        store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
-    if resolved.needs_preflight and not skip_preflight:
-        check_provider(resolved, routing, request_timeout)
+    target = planned.store.directory
+    if planned.model.needs_preflight and not skip_preflight:
+        check_provider(planned)
     try:
-        result = asyncio.run(until_terminated(run_set(question_sets, config, store, resume=resume is not None,
-                                                      show_progress=not quiet)))
+        result = asyncio.run(until_terminated(run_planned(planned, show_progress=not quiet)))
     except RunSetFailed as failed:
         print_report(target)
         err.print(f"[bold red]failed:[/bold red] {failed}", highlight=False)
         raise typer.Exit(1) from None
     except (KeyboardInterrupt, Terminated) as stopped:
         how = "terminated" if isinstance(stopped, Terminated) else "interrupted"
-        err.print(f"{how}: finished runs are kept in {store.runs_path}; "
+        err.print(f"{how}: finished runs are kept in {planned.store.runs_path}; "
                   f"continue with the same command and --resume {target}")
         raise typer.Exit(143 if isinstance(stopped, Terminated) else 130) from None
     print_report(target)
@@ -306,14 +272,11 @@ async def until_terminated(coroutine):
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def check_provider(model, routing: dict, request_timeout: float) -> None:
+def check_provider(planned) -> None:
     """The preflight: refuse a run set whose provider would fail it (UserError, exit 2)."""
-    from armbench.doctor import preflight
+    from armbench.api import check_provider as preflight
 
-    failed = asyncio.run(preflight(model, routing, request_timeout))
-    if failed:
-        raise UserError(f"preflight: {failed.line()}; check with `bench doctor --model {model.name}`, "
-                        "or pass --skip-preflight")
+    preflight(planned)
     err.print("preflight: the provider carries tool calls and their results intact", highlight=False)
 
 
@@ -393,7 +356,7 @@ def regress(
     from armbench.analysis.regress import Thresholds, flips_table, groups_table
     from armbench.analysis.regress import regress as judge
     from armbench.analysis.tables import to_rich
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     base_store, store = open_run_set(baseline), open_run_set(run_set)
     base_manifest, manifest = read_manifest(base_store), read_manifest(store)
@@ -446,7 +409,7 @@ def report(
     elif as_json:
         from armbench.analysis.publish import as_json as report_json
         from armbench.analysis.publish import dumps
-        from armbench.run.store import open_run_set
+        from armbench.engine.store import open_run_set
 
         print(dumps(report_json(open_run_set(run_sets[0]).records_to_report())))
     else:
@@ -460,7 +423,7 @@ def write_screenshots(run_set: Path) -> None:
     from rich.markup import escape
 
     from armbench.analysis.screenshots import take_screenshots
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     try:
         taken = asyncio.run(take_screenshots(run_set, open_run_set(run_set).records_to_report()))
@@ -473,7 +436,7 @@ def write_screenshots(run_set: Path) -> None:
 def print_report(run_set: Path) -> None:
     from armbench.analysis.publish import title_of, write_report
     from armbench.analysis.tables import to_rich
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     store = open_run_set(run_set)
     tables, written = write_report(store)
@@ -488,7 +451,7 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
     from armbench.analysis.compare import manifest_differences, run_set_labels
     from armbench.analysis.publish import dumps, read_manifest
     from armbench.analysis.tables import to_rich
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     store_a, store_b = open_run_set(a), open_run_set(b)
     manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)

@@ -12,8 +12,8 @@ import statistics
 import time
 
 from armbench.arms.environment import ArmEnvironment
+from armbench.engine.agent import run_episode
 from armbench.questions import load_sets
-from armbench.run.agent import run_episode
 
 REPEATS = 10
 

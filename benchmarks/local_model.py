@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from armbench.run.store import open_run_set
+from armbench.engine.store import open_run_set
 
 PROMPT_TOKENS = 2048
 GENERATED_TOKENS = 64

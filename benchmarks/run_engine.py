@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.models.script_registry import Turn
 from armbench.questions import QuestionSet, load_sets
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.types import RunConfig
 
 LATENCY = 1.0

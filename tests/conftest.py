@@ -8,10 +8,10 @@ import tempfile
 
 import pytest
 
+from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.models.script_registry import SCRIPTS
 from armbench.questions import load_set_file, set_path
-from armbench.run.store import RunSetStore
 from tests.support.run_sets import build_two_arm_run_set
 
 # LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,

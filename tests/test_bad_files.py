@@ -135,7 +135,7 @@ def test_a_damaged_question_lock_is_named(bank, content, problem):
 
 
 def test_bench_run_resume_sets_a_corrupt_line_aside_and_redoes_its_run(cli, tmp_path):
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     out, flags = tmp_path / "set", [*ONE_RUN[:-2], "gpus-design-01,gpus-design-02", "--quiet"]
     assert cli("run", *flags, "--out", str(out))[0] == 0

@@ -333,7 +333,7 @@ def test_question_narrows_the_plan_and_an_unknown_id_is_refused(cli, tmp_path):
     code, _, err = cli("run", "--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus",
                        "--question", "gpus-design-02,gpus-heldout-03", "--quiet", "--out", str(tmp_path / "y"))
     assert code == 0, err
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     assert sorted(r.run_id for r in open_run_set(tmp_path / "y").records()) == [
         "gpus-design-02.tooled.r0", "gpus-heldout-03.tooled.r0"]
@@ -352,7 +352,7 @@ def test_price_sets_the_cost_of_an_unpriced_model_and_bad_prices_are_refused(cli
     code, _, err = cli("run", "--model", "scripted/oracle+seed=7", "--arm", "tooled", "--domain", "gpus",
                        "--question", "gpus-design-01", "--price", "1000,2000", "--quiet", "--out", str(tmp_path / "y"))
     assert code == 0, err
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     store = open_run_set(tmp_path / "y")
     (record,) = store.records()

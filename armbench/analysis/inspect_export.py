@@ -22,9 +22,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from armbench.engine.store import RunSetStore, open_run_set, unwritable
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
-from armbench.run.store import RunSetStore, open_run_set, unwritable
 from armbench.types import Question, RunRecord, StopReason, Term
 
 PIN = "inspect-ai==0.3.285"

@@ -28,8 +28,8 @@ from armbench.analysis.report import (
 from armbench.analysis.summary import summarize
 from armbench.analysis.tables import Table, to_markdown
 from armbench.analysis.transcript import read_turns, reference_answer
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
-from armbench.run.store import RunSetStore
 from armbench.types import RunRecord
 
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from armbench.analysis.stats import mean, median, wilson_interval
-from armbench.run.store import scalar_columns
+from armbench.engine.store import scalar_columns
 from armbench.types import ErrorKind, RunRecord
 
 K = TypeVar("K")

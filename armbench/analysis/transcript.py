@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from armbench.engine.store import RunSetStore, open_run_set
 from armbench.errors import UserError
-from armbench.run.store import RunSetStore, open_run_set
 from armbench.types import RunRecord, Term
 
 

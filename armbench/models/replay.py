@@ -34,7 +34,7 @@ from armbench.models.retry import RetryPolicy
 from armbench.replicas.serve import endpoint
 from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
 
-MANIFEST = "manifest.json"  # the recorded run set's own manifest (armbench.run.store writes it)
+MANIFEST = "manifest.json"  # the recorded run set's own manifest (armbench.engine.store writes it)
 
 
 class ReplayModel(Model):

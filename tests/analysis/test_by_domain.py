@@ -19,7 +19,7 @@ from armbench.analysis.publish import all_tables, as_json, write_report
 from armbench.analysis.report import ALL_DOMAINS, by_domain, domain_table, summarize
 from armbench.analysis.stats import wilson_interval
 from armbench.analysis.tables import to_markdown, to_rich
-from armbench.run.store import RunSetStore
+from armbench.engine.store import RunSetStore
 from tests.support.run_sets import make_manifest, make_record
 
 TITLE = "Every question we built and measured a tool for, by domain"

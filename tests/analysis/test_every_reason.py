@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from armbench.run.store import RunSetStore
+from armbench.engine.store import RunSetStore
 from armbench.types import ErrorKind, MissReason, Outcome, StopReason
 from tests.support.run_sets import make_manifest, make_record
 

@@ -8,7 +8,7 @@ from armbench.analysis.html import render_question, render_transcript
 from armbench.analysis.publish import write_report
 from armbench.analysis.screenshots import showcase
 from armbench.analysis.transcript import Block, blocks, read_turns, steps, to_turn
-from armbench.run.agent import run_episode
+from armbench.engine.agent import run_episode
 from armbench.tools.base import Arm
 from tests.analysis.transcripts import CODE, PARALLEL_RUN, TRACEBACK, parallel_transcript, rewrite_transcript
 from tests.support.run_sets import make_record

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.types import RunConfig
 
 QUESTIONS = ("gpus-design-01", "gpus-design-02")

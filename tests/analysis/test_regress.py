@@ -1,6 +1,6 @@
 """`bench regress`: fails beyond the baseline's noise, on cost/tokens/actions rises and divergences."""
 from armbench.analysis.regress import Thresholds, regress
-from armbench.run.store import RunSetStore
+from armbench.engine.store import RunSetStore
 from tests.support.run_sets import make_manifest, make_record
 
 

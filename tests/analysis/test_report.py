@@ -20,7 +20,7 @@ from armbench.analysis.report import (
     summarize,
 )
 from armbench.analysis.tables import to_markdown, to_rich
-from armbench.run.store import RunSetStore
+from armbench.engine.store import RunSetStore
 from tests.support.run_sets import make_manifest, make_record
 
 

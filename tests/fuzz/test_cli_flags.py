@@ -86,13 +86,13 @@ def no_run(*_args, **_kwargs):
 def guarded(monkeypatch, tmp_path):
     """Nothing a run set does can start: its runner, preflight and folder fail the test; a --price is
     not registered (LiteLLM's price table is the whole process's)."""
-    import armbench.run.runner
-    import armbench.run.store
+    import armbench.engine.runner
+    import armbench.engine.store
     from armbench.models.model import Model
 
-    monkeypatch.setattr(armbench.run.runner, "run_set", no_run)
+    monkeypatch.setattr(armbench.engine.runner, "run_set", no_run)
     monkeypatch.setattr("armbench.cli.check_provider", no_run)
-    monkeypatch.setattr(armbench.run.store.RunSetStore, "create", no_run)
+    monkeypatch.setattr(armbench.engine.store.RunSetStore, "create", no_run)
     monkeypatch.setattr(Model, "set_price", lambda *_args: None)
     monkeypatch.chdir(tmp_path)
 

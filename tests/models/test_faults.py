@@ -6,13 +6,13 @@ import pytest
 from armbench.analysis.report import report_tables
 from armbench.analysis.summary import summarize
 from armbench.doctor import run_probe
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_options
 from armbench.models.retry import RetryPolicy
 from armbench.questions import load_sets
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.types import RunConfig
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.0001)

@@ -22,7 +22,7 @@ def test_one_question_in_each_arm_runs_live_records_and_replays(cli, tmp_path):
 
     code, _, err = cli("run", "--model", MODEL, *plan, "--record", "--out", str(live))
     assert code == 0, err
-    from armbench.run.store import open_run_set
+    from armbench.engine.store import open_run_set
 
     records = open_run_set(live).records()
     assert sorted(r.arm for r in records) == ["browsing", "tooled"]

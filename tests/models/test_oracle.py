@@ -1,9 +1,9 @@
 """The oracle plays stored solutions, which name replicas, never ports; one that cannot reach its
 replica is the oracle's failure (an infra error naming the cause), never a graded miss."""
 from armbench.domains import replica_address
+from armbench.engine.agent import run_episode
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import with_replica_addresses
-from armbench.run.agent import run_episode
 from armbench.tools.base import Arm
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools

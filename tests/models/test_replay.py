@@ -4,11 +4,11 @@ import json
 import pytest
 
 from armbench.domains.gpus.tools import GpuQuery
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.jsondiff import first_difference
 from armbench.models.recording import recording_path
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.types import RunConfig
 
 TOOLED = ["tooled"]

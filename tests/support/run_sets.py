@@ -1,7 +1,7 @@
 """Run sets built record by record, with misses no scripted policy makes."""
 import json
 
-from armbench.run.store import RunSetStore
+from armbench.engine.store import RunSetStore
 from armbench.types import Manifest, RunRecord
 
 HOSTILE = "<script>alert('pwned')</script> & <b>bold</b>"

@@ -8,11 +8,11 @@ import pytest
 
 from armbench.analysis.report import summarize
 from armbench.arms.tool_source import in_process_tools, open_typed_tools
+from armbench.engine.agent import run_episode
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.run.agent import run_episode
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.tools.base import Arm, ToolInfraError
 from armbench.tools.mcp_client import connect
 from armbench.types import RunConfig

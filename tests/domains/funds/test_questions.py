@@ -12,12 +12,12 @@ import pytest
 from armbench.domains.funds import DOMAIN as FUNDS
 from armbench.domains.funds.site.app import create_app
 from armbench.domains.funds.tools import FundScreener
+from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path, with_replica_addresses
 from armbench.replicas.serve import replicas_running
-from armbench.run.agent import run_episode
 from armbench.tools.base import Arm
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools

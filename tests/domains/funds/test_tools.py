@@ -17,10 +17,10 @@ from armbench.domains.funds import TABLES
 from armbench.domains.funds.site.catalog import catalog
 from armbench.domains.funds.site.listing import FundQuery, select
 from armbench.domains.funds.tools import TABLE, FundScreener
+from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.questions import load_sets
 from armbench.replicas import serve
-from armbench.run.agent import run_episode
 from armbench.tools.base import MAX_RESULT_CHARS, Arm
 
 FUNDS = TABLES.load("funds")

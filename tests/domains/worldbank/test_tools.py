@@ -12,9 +12,9 @@ from armbench.arms.tool_source import in_process_tools
 from armbench.domains import DOMAINS
 from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.tools import GetSeries, ListEconomies, RankYear
+from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.questions import load_sets
-from armbench.run.agent import run_episode
 from armbench.tools.base import Arm
 
 COUNTRIES = TABLES.load("wb_countries")

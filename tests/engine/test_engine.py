@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from armbench.engine.agent import run_episode
+from armbench.engine.runner import RunSetFailed, run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution, questions_by_prompt, server_error
-from armbench.run.agent import run_episode
-from armbench.run.runner import RunSetFailed, run_set
-from armbench.run.store import RunSetStore
 from armbench.tools.base import Arm, Tool
 from armbench.types import RunConfig
 

@@ -6,13 +6,13 @@ import litellm
 import pytest
 from pydantic import BaseModel
 
+from armbench.engine.agent import run_episode
+from armbench.engine.limits import RunLimits
 from armbench.grading.strict import grade
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.run.agent import run_episode
-from armbench.run.limits import RunLimits
 from armbench.tools.base import Arm, Tool
 
 

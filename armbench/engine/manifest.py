@@ -18,10 +18,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from armbench.domains import data_hash
+from armbench.engine.store import RunSetStore, describe
 from armbench.errors import UserError
 from armbench.paths import ROOT
 from armbench.questions import QuestionSet
-from armbench.run.store import RunSetStore, describe
 from armbench.types import Manifest, Resume, RunConfig
 
 

@@ -5,7 +5,7 @@ import io
 
 from rich.console import Console
 
-from armbench.run.progress import RunProgress, Totals
+from armbench.engine.progress import RunProgress, Totals
 from tests.support.run_sets import make_record
 
 

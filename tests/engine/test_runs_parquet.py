@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from armbench.run.store import RUNS_SCHEMA, RunSetStore, records_frame
+from armbench.engine.store import RUNS_SCHEMA, RunSetStore, records_frame
 from armbench.types import RunRecord
 from tests.support.run_sets import make_manifest, make_record
 

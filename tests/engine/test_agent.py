@@ -4,12 +4,12 @@ import json
 import pytest
 
 from armbench.domains.gpus.tools import GpuQuery
+from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.run.agent import run_episode
 from armbench.tools.base import Arm, ToolInfraError
 
 

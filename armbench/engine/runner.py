@@ -21,15 +21,15 @@ from rich.console import Console
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
 from armbench.arms.tool_source import open_typed_tools
+from armbench.engine.agent import prompt_hash, run_episode
+from armbench.engine.manifest import build_manifest, check_environment, record_resume, resumable
+from armbench.engine.plan import Job, plan, run_limits, tool_key
+from armbench.engine.progress import RunProgress, Totals
+from armbench.engine.records import to_record
+from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.models.model import RunCallers
 from armbench.questions import QuestionSet
-from armbench.run.agent import prompt_hash, run_episode
-from armbench.run.manifest import build_manifest, check_environment, record_resume, resumable
-from armbench.run.plan import Job, plan, run_limits, tool_key
-from armbench.run.progress import RunProgress, Totals
-from armbench.run.records import to_record
-from armbench.run.store import RunSetStore
 from armbench.tools.base import Arm
 from armbench.types import Manifest, RunConfig, RunRecord
 

@@ -3,9 +3,9 @@ injected fault corrupted its tool calls."""
 from __future__ import annotations
 
 from armbench.domains import data_hash
+from armbench.engine.agent import Episode
+from armbench.engine.plan import Job
 from armbench.grading.strict import grade
-from armbench.run.agent import Episode
-from armbench.run.plan import Job
 from armbench.types import RunConfig, RunRecord
 
 

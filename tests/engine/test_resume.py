@@ -10,13 +10,13 @@ import time
 import pytest
 
 from armbench.domains import data_hash
+from armbench.engine import runner
+from armbench.engine.manifest import check_environment, resume_differences
+from armbench.engine.plan import plan
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
-from armbench.run import runner
-from armbench.run.manifest import check_environment, resume_differences
-from armbench.run.plan import plan
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.types import Manifest, RunConfig
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"

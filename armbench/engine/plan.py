@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from armbench.engine.limits import RunLimits
 from armbench.questions import QuestionSet
-from armbench.run.limits import RunLimits
 from armbench.types import Question, RunConfig
 
 

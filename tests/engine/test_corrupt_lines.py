@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from armbench.engine.plan import plan
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
-from armbench.run.plan import plan
-from armbench.run.runner import run_set
-from armbench.run.store import RunSetStore
 from armbench.types import RunConfig
 
 

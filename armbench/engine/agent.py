@@ -23,12 +23,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from armbench.engine.limits import NO_LIMITS, RunLimits
 from armbench.grading.strict import extract_answer
 from armbench.models import get_model
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
-from armbench.run.limits import NO_LIMITS, RunLimits
 from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 

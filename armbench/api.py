@@ -1,0 +1,175 @@
+"""armbench from Python: `armbench.run(...)` and `armbench.report(...)`, what `bench run` and
+`bench report` do, returning typed results instead of printing. `bench run` is this module plus
+flag parsing, the provider preflight's messages, progress and printing.
+
+    >>> import armbench
+    >>> result = armbench.run("scripted/oracle", domains=["gpus"], sets=["design"], arms=["tooled"],
+    ...                       out=run_set_folder)
+    >>> result.correct, result.graded, result.infra_errors
+    (5, 5, 0)
+    >>> summary = armbench.report(run_set_folder)
+    >>> [(row.domain, row.set, row.arm, row.accuracy) for row in summary.rows]
+    [('gpus', 'design', 'tooled', 1.0)]
+
+Errors a user can fix (an unknown domain, an unlocked set, a run set folder in use) are
+`armbench.UserError`, with the message `bench` prints.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from armbench.errors import UserError
+from armbench.types import DEFAULT_REQUEST_TIMEOUT, RunConfig, RunRecord
+
+if TYPE_CHECKING:
+    from armbench.analysis.summary import GroupSummary
+    from armbench.engine.store import RunSetStore
+    from armbench.models.model import Model
+    from armbench.questions import QuestionSet
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run set checked and ready to start: nothing has run and no folder was written."""
+
+    model: Model
+    question_sets: list[QuestionSet]
+    config: RunConfig
+    store: RunSetStore
+    resume: bool
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one call ran: `records` are the runs it finished (a resume's earlier runs are in the
+    folder's runs.jsonl too); `halted` says why planned runs were left undone, if any were."""
+
+    directory: Path
+    records: list[RunRecord]
+    planned: int
+    already_done: int
+    halted: str | None
+
+    @property
+    def graded(self) -> int:
+        return sum(record.correct is not None for record in self.records)
+
+    @property
+    def correct(self) -> int:
+        return sum(bool(record.correct) for record in self.records)
+
+    @property
+    def infra_errors(self) -> int:
+        return sum(record.correct is None for record in self.records)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A run set's records and its per domain x set x arm summary; `tables` are the report's."""
+
+    directory: Path
+    records: list[RunRecord]
+    rows: list[GroupSummary]
+    tables: list[Any]  # armbench.analysis.tables.Table
+
+
+def plan_run(
+    model: str,
+    *,
+    domains: list[str] | None = None,
+    sets: list[str] | None = None,
+    arms: list[str] | None = None,
+    questions: list[str] | None = None,
+    out: Path | None = None,
+    resume: Path | None = None,
+    allow_unlocked: bool = False,
+    price: tuple[float, float] | None = None,
+    completion_kwargs: dict[str, Any] | None = None,
+    **settings: Any,
+) -> PlannedRun:
+    """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
+    (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms: all."""
+    from armbench.arms import ARMS
+    from armbench.engine.manifest import resumable
+    from armbench.engine.store import RunSetStore
+    from armbench.models import get_model
+    from armbench.paths import RESULTS_DIR
+    from armbench.questions import load_sets, unlocked_sets
+
+    unknown_arms = sorted(set(arms or []) - set(ARMS))
+    if unknown_arms:
+        raise UserError(f"unknown arm {', '.join(map(repr, unknown_arms))}; choose from: {', '.join(ARMS)}, all")
+    resolved = get_model(model)
+    resolved.check()
+    if price:
+        resolved.set_price(*price)
+    if settings.get("record") and not resolved.recordable:
+        raise UserError("--record records a model's replies; a replay has none of its own to record")
+    if settings.get("max_cost") is not None or settings.get("max_cost_per_run") is not None:
+        resolved.check_priced()
+    if settings.get("request_timeout") is None:
+        settings["request_timeout"] = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
+    question_sets = load_sets(domains, sets)
+    if not question_sets:
+        raise UserError("no question sets match --domain/--set")
+    only = list(questions or [])
+    missing = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
+    if missing:
+        raise UserError(f"no question {', '.join(map(repr, missing))} in the chosen --domain/--set")
+    drift = unlocked_sets(question_sets)
+    if drift and not allow_unlocked:
+        raise UserError(
+            f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
+            "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
+        )
+    config = RunConfig(model=model, arms=tuple(arms or ARMS), questions=tuple(only), price_per_million=price,
+                       completion_kwargs=completion_kwargs or {}, **settings)
+    store = RunSetStore(resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    if resume:
+        resumable(store, question_sets, config)  # a refused resume costs no preflight
+        store.check_resumable()
+    else:
+        store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
+    return PlannedRun(resolved, question_sets, config, store, resume is not None)
+
+
+async def run_planned(planned: PlannedRun, *, show_progress: bool = False) -> RunResult:
+    from armbench.engine.runner import run_set
+
+    result = await run_set(planned.question_sets, planned.config, planned.store, resume=planned.resume,
+                           show_progress=show_progress)
+    return RunResult(planned.store.directory, result.records, result.planned, result.already_done, result.halted)
+
+
+def check_provider(planned: PlannedRun) -> None:
+    """The preflight: a UserError when the provider would fail the run set (`bench doctor`'s round trip)."""
+    from armbench.doctor import preflight
+
+    failed = asyncio.run(preflight(planned.model, planned.config.completion_kwargs, planned.config.request_timeout))
+    if failed:
+        raise UserError(f"preflight: {failed.line()}; check with `bench doctor --model {planned.model.name}`, "
+                        "or pass --skip-preflight (skip_preflight=True in Python)")
+
+
+def run(model: str, *, show_progress: bool = False, skip_preflight: bool = False, **options: Any) -> RunResult:
+    """Run question sets through arms with a model and grade every run (see `plan_run` for the
+    options). A real model's provider is checked first, as `bench run` does, unless skip_preflight."""
+    planned = plan_run(model, skip_preflight=skip_preflight, **options)
+    if planned.model.needs_preflight and not skip_preflight:
+        check_provider(planned)
+    return asyncio.run(run_planned(planned, show_progress=show_progress))
+
+
+def report(run_set: Path | str) -> Report:
+    """A run set's summary and tables (`bench report` without writing files)."""
+    from armbench.analysis.publish import all_tables
+    from armbench.analysis.summary import summarize
+    from armbench.engine.store import open_run_set
+
+    store = open_run_set(Path(run_set))
+    records = store.records_to_report()
+    return Report(store.directory, records, summarize(records), all_tables(records))
