@@ -315,8 +315,9 @@ class Resume(BaseModel):
 class Manifest(BaseModel):
     """manifest.json: what a run set ran, with which code, questions, tools, data and prompt.
 
-    `sandbox_isolation`, `replay_of` and `resumes` are written only when known (older run sets
-    lack the first; only a replay has the second, only a resumed set the third). Keys written by
+    `sandbox_isolation`, `decoding`, `replay_of` and `resumes` are written only when known (older
+    run sets lack the first; only a local model has the second, a replay the third, a resumed set
+    the fourth). Keys written by
     another version are kept.
     """
 
@@ -333,5 +334,8 @@ class Manifest(BaseModel):
     prompt_hash: str
     versions: dict[str, str]
     sandbox_isolation: str | None = Field(default=None, exclude_if=_absent)
+    # A local model's constrained decoding: {"constrained_decoding", "grammar_sha256": {"<arm>/<domain>":
+    # hash}, "tool_descriptions": the rule its descriptions were shortened by}; absent for API models.
+    decoding: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     replay_of: ReplayOf | None = Field(default=None, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)

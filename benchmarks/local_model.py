@@ -7,6 +7,9 @@
   generated one by one. Needs `make local-model`; without it this part says so and is left out.
 - Tooled/browsing token ratio per run, from the recorded run set (its held-out GPU runs): tokens
   are prompt + completion over the whole run, as LiteLLM counted them.
+- From the whole recording: the share of runs with at least one schema-valid tool call (a call
+  whose result is not an unknown-tool, bad-JSON or schema error), correct runs, median actions per
+  arm, and the tooled/browsing ratios of mean tokens and median wall time.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from armbench.engine.store import open_run_set
 
 PROMPT_TOKENS = 2048
 GENERATED_TOKENS = 64
+CALL_ERRORS = {"unknown_tool", "invalid_json", "invalid_arguments"}  # the call itself was malformed
 
 
 def chat_text(step: dict) -> str:
@@ -64,6 +68,40 @@ def token_ratios(run_set: Path) -> list[tuple[str, int, int]]:
             for (q, repeat), arms in sorted(tokens.items()) if {"browsing", "tooled"} <= arms.keys()]
 
 
+def valid_calls(transcript: Path) -> int:
+    """Tool results in a transcript that are not a malformed-call error."""
+    count = 0
+    for line in transcript.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line)
+        if message.get("role") != "tool":
+            continue
+        try:
+            result = json.loads(message.get("content") or "{}")
+        except json.JSONDecodeError:
+            result = {}
+        error = result.get("error") if isinstance(result, dict) else None
+        count += not (isinstance(error, dict) and error.get("type") in CALL_ERRORS)
+    return count
+
+
+def recording_summary(run_set: Path) -> list[str]:
+    records = open_run_set(run_set).records()
+    with_call = [r for r in records if valid_calls(run_set / r.transcript_path) > 0]
+    lines = [f"runs with >= 1 schema-valid tool call: {len(with_call)}/{len(records)} "
+             f"({len(with_call) / max(len(records), 1):.0%})"]
+    arms = {arm: [r for r in records if r.arm == arm] for arm in ("browsing", "tooled")}
+    for arm, runs in arms.items():
+        if runs:
+            lines.append(f"{arm}: {sum(bool(r.correct) for r in runs)}/{len(runs)} correct, median actions "
+                         f"{statistics.median(r.actions for r in runs):g}")
+    if all(arms.values()):
+        tokens = {arm: statistics.mean(r.prompt_tokens + r.completion_tokens for r in runs) for arm, runs in arms.items()}
+        wall = {arm: statistics.median(r.wall_seconds for r in runs) for arm, runs in arms.items()}
+        lines.append(f"tooled/browsing: mean tokens {tokens['tooled'] / tokens['browsing']:.2f}, "
+                     f"median wall time {wall['tooled'] / wall['browsing']:.2f}")
+    return lines
+
+
 def main() -> None:
     run_set = Path(sys.argv[1])
     if not (run_set / "recording").is_dir():
@@ -81,6 +119,9 @@ def main() -> None:
         print(f"  {run}: browsing {browsing:,}, tooled {tooled:,}, ratio {tooled / browsing:.2f}")
     if ratios:
         print(f"  median ratio {statistics.median(t / b for _, b, t in ratios):.2f} over {len(ratios)} runs")
+    print(f"the recording {run_set}, every run:")
+    for line in recording_summary(run_set):
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

@@ -32,9 +32,10 @@ def build_manifest(
     prompt_digest: str,
     replicas: dict[str, Any],
     sandbox_isolation: str,
+    decoding: dict[str, Any] | None = None,
 ) -> Manifest:
     """`tool_manifests` maps "<arm>/<domain>" to that arm's tool manifest hash; `replicas` maps
-    each domain to its endpoint (base_url)."""
+    each domain to its endpoint (base_url); `decoding` is the model's (Model.decoding)."""
     return Manifest(
         created=now(),
         model=config.model,
@@ -47,6 +48,7 @@ def build_manifest(
         prompt_hash=prompt_digest,
         versions={"python": platform.python_version(), "litellm": version("litellm")},
         sandbox_isolation=sandbox_isolation,
+        decoding=decoding,
     )
 
 
@@ -106,6 +108,8 @@ def check_environment(store: RunSetStore, stored: Manifest, current: Manifest) -
     """Refuse the resume on what only the started environment knows: each arm's tools and the system
     prompt (their hashes name replicas, not addresses, so a moved port base is no difference)."""
     problems = _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
+    if stored.decoding != current.decoding:
+        problems.append("decoding: the model's reply grammar or tool-description rule differs from the run set's")
     if stored.prompt_hash != current.prompt_hash:
         problems.append("system prompt: its text differs from the run set's (made by another armbench version)")
     _refuse_differences(store, problems)

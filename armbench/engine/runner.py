@@ -114,8 +114,10 @@ async def _run_jobs(
     resources = {domain: resources_prompt({domain: target.base_url}) for domain, target in env.endpoints.items()}
     prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
                       for domain in env.endpoints}
+    offered = {tool_key(arm, qs.domain): env.template(arm, qs.domain).schemas()
+               for qs in question_sets for arm in config.arms}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
-                              env.sandbox_isolation())
+                              env.sandbox_isolation(), get_model(config.model).decoding(offered))
     callers = _model_callers(config, jobs, store, manifest)
     previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}

@@ -5,6 +5,14 @@ check to manage, and nothing else on the machine can reach the model. Generation
 dedicated thread, always the same one (one model, one generation at a time; llama.cpp's CPU
 state is not meant to move between threads), so the event loop keeps serving tools and other runs
 meanwhile. Decoding is greedy with a fixed seed, so a run is repeatable.
+
+Decoding is constrained, as local serving stacks do (llama.cpp's tool-call grammars, vLLM's guided
+decoding): each reply is either one tool call in Qwen2.5's native `<tool_call>` form whose
+arguments are valid for that tool's schema, or text ending in an `ANSWER:` line
+(models/tool_grammar.py). Until the conversation holds a tool result the call is required (as
+`tool_choice="required"`): an answer needs something looked up, and a 0.5B model otherwise answers
+from memory on its first turn. The tools reach the model through the GGUF's own chat template,
+with their descriptions shortened by one rule (models/local_prompt.py); the manifest records it all.
 """
 from __future__ import annotations
 
@@ -14,6 +22,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import Any
 
 import litellm
@@ -21,11 +30,14 @@ from litellm import CustomLLM, ModelResponse
 
 from armbench.models.litellm_setup import add_custom_provider
 from armbench.models.local_models import LOCAL_MODELS, LocalModelSpec, check_installed, load, local_model
+from armbench.models.local_prompt import RULE, compact_tools
 from armbench.models.model import Model
 from armbench.models.pricing import register_price
 from armbench.models.text_tool_calls import parse_tool_calls
+from armbench.models.tool_grammar import grammar_sha256, tool_call_grammar
 
 PROVIDER = "local"
+FIRST_REPLY = "a tool call is required until the conversation holds a tool result (tool_choice 'required')"
 GENERATOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
 
 
@@ -47,6 +59,18 @@ class LocalModel(Model):
         spec = LOCAL_MODELS.get(self.name.partition("/")[2])
         return spec.request_timeout if spec else otherwise
 
+    def decoding(self, offered: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        return {
+            "constrained_decoding": True,
+            "grammar_sha256": {
+                key: {"until_a_tool_result": grammar_sha256(tool_call_grammar(tools, answer=False)),
+                      "after": grammar_sha256(tool_call_grammar(tools))}
+                for key, tools in sorted(offered.items())
+            },
+            "first_reply": FIRST_REPLY,
+            "tool_descriptions": RULE,
+        }
+
 
 class EndWhenAbandoned:
     """A llama-cpp-python logits processor: once the caller has given up on the call, only the
@@ -64,11 +88,20 @@ class EndWhenAbandoned:
         return scores
 
 
-def generate(spec: LocalModelSpec, request: dict[str, Any], stop: EndWhenAbandoned) -> dict:
+@lru_cache(maxsize=32)
+def parsed_grammar(gbnf: str):
+    """llama.cpp's parse of a grammar: once per distinct tool set, not once per turn."""
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def generate(spec: LocalModelSpec, request: dict[str, Any], grammar: str | None, stop: EndWhenAbandoned) -> dict:
     """On the generator thread."""
     model = load(spec)
     stop.end_token = model.token_eos()
-    return model.create_chat_completion(**request, logits_processor=[stop])  # it iterates the list
+    constrained = parsed_grammar(grammar) if grammar else None
+    return model.create_chat_completion(**request, grammar=constrained, logits_processor=[stop])  # it iterates the list
 
 
 class LocalProvider(CustomLLM):
@@ -78,15 +111,16 @@ class LocalProvider(CustomLLM):
         tools = optional_params.get("tools") or []
         request = {
             "messages": [m if isinstance(m, dict) else m.model_dump() for m in messages],
-            "tools": tools or None,
+            "tools": compact_tools(tools) or None,  # rendered by the GGUF's chat template (<tools>)
             "tool_choice": "auto" if tools else None,
             "temperature": 0.0,
             "max_tokens": spec.max_new_tokens,
             "seed": 0,
         }
+        grammar = tool_call_grammar(tools, answer=looked_up(messages)) if tools else None
         stop = EndWhenAbandoned()
         try:
-            output = await asyncio.get_running_loop().run_in_executor(GENERATOR, generate, spec, request, stop)
+            output = await asyncio.get_running_loop().run_in_executor(GENERATOR, generate, spec, request, grammar, stop)
         except asyncio.CancelledError:  # a timeout: free the generator thread for the next call
             stop.abandoned.set()
             raise
@@ -100,6 +134,11 @@ class LocalProvider(CustomLLM):
 
     def completion(self, *args: Any, **kwargs: Any):
         raise litellm.BadRequestError(message="local models are async-only", llm_provider=PROVIDER, model=PROVIDER)
+
+
+def looked_up(messages: list) -> bool:
+    """Whether the conversation holds a tool result yet."""
+    return any((m if isinstance(m, dict) else m.model_dump()).get("role") == "tool" for m in messages)
 
 
 def to_model_response(model: str, output: dict, tool_names: list[str]) -> ModelResponse:

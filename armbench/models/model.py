@@ -53,6 +53,11 @@ class Model(ABC):
         """Seconds a call may take when --request-timeout is not given; `otherwise` unless the model needs more."""
         return otherwise
 
+    def decoding(self, offered: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+        """How this model's replies are shaped beyond the prompt, for the manifest: None when the
+        provider decodes freely (API models). `offered`: "<arm>/<domain>" -> its tool dicts."""
+        return None
+
     def set_price(self, input_per_million: float, output_per_million: float) -> None:
         """`--price`: dollars per million input and output tokens, for a model LiteLLM does not price."""
         register_price(self.name, self.provider, input_per_million, output_per_million)

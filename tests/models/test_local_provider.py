@@ -34,6 +34,7 @@ def fake_model(monkeypatch):
         fake = FakeLlama(reply)
         monkeypatch.setattr(local, "check_installed", lambda spec: None)
         monkeypatch.setattr(local, "load", lambda spec: fake)
+        monkeypatch.setattr(local, "parsed_grammar", lambda text: text)  # llama.cpp's parse: the fake gets the GBNF
         return fake
 
     return install
@@ -103,3 +104,39 @@ async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
 def test_a_local_model_waits_longer_for_a_reply_by_default():
     assert get_model(MODEL).default_request_timeout(120.0) == 1800.0
     assert get_model("openai/gpt-4o-mini").default_request_timeout(120.0) == 120.0
+
+
+async def test_the_model_is_held_to_a_tool_call_until_it_has_looked_something_up(fake_model):
+    """The grammar llama.cpp gets: a call only on the first turn, a call or the answer form after a
+    tool result; the tools arrive with their descriptions shortened by the small-model rule."""
+    from armbench.models.tool_grammar import tool_call_grammar
+
+    fake = fake_model("ANSWER: 12")
+    get_model(MODEL)
+    described = [{"type": "function", "function": {
+        "name": "gpu_query", "description": "Query GPUs.\n\nExample: {}", "parameters": {"type": "object", "properties": {}}}}]
+    first = [{"role": "user", "content": "How many GPUs?"}]
+    await litellm.acompletion(model=MODEL, tools=described, messages=first)
+    looked_up = [*first, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "gpu_query", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"matched": 12}'}]
+    await litellm.acompletion(model=MODEL, tools=described, messages=looked_up)
+    assert [r["grammar"] for r in fake.requests] == [tool_call_grammar(described, answer=False),
+                                                     tool_call_grammar(described)]
+    assert fake.requests[0]["grammar"].startswith("root ::= tool-call\n")
+    assert fake.requests[0]["tools"][0]["function"]["description"] == "Query GPUs."
+
+
+def test_the_manifest_records_the_grammars_and_the_description_rule():
+    from armbench.models.local_prompt import RULE
+    from armbench.models.tool_grammar import grammar_sha256, tool_call_grammar
+
+    decoding = get_model(MODEL).decoding({"tooled/gpus": TOOLS})
+    assert decoding == {
+        "constrained_decoding": True,
+        "grammar_sha256": {"tooled/gpus": {"until_a_tool_result": grammar_sha256(tool_call_grammar(TOOLS, answer=False)),
+                                           "after": grammar_sha256(tool_call_grammar(TOOLS))}},
+        "first_reply": local.FIRST_REPLY,
+        "tool_descriptions": RULE,
+    }
+    assert get_model("scripted/oracle").decoding({"tooled/gpus": TOOLS}) is None
