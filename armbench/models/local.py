@@ -72,19 +72,23 @@ class LocalModel(Model):
         }
 
 
+class Abandoned(Exception):
+    """Raised inside generation once its caller has given up (a run or request timeout)."""
+
+
 class EndWhenAbandoned:
-    """A llama-cpp-python logits processor: once the caller has given up on the call, only the
-    end-of-text token is left to sample, so generation ends at the next token. (Its chat API
-    drops a caller's stopping criteria; logits processors it passes on.)"""
+    """A llama-cpp-python logits processor: once the caller has given up on the call, generation
+    stops at the next token, so the one generator thread is free for the next call. (Its chat API
+    drops a caller's stopping criteria; logits processors it passes on.) It raises rather than
+    forcing the end token: under a grammar that token may not be allowed yet, and llama.cpp
+    aborts the process when nothing is."""
 
     def __init__(self) -> None:
         self.abandoned = threading.Event()
-        self.end_token: int | None = None
 
     def __call__(self, _input_ids: Any, scores: Any) -> Any:
-        if self.abandoned.is_set() and self.end_token is not None:
-            scores[:] = float("-inf")
-            scores[self.end_token] = 0.0
+        if self.abandoned.is_set():
+            raise Abandoned
         return scores
 
 
@@ -99,7 +103,6 @@ def parsed_grammar(gbnf: str):
 def generate(spec: LocalModelSpec, request: dict[str, Any], grammar: str | None, stop: EndWhenAbandoned) -> dict:
     """On the generator thread."""
     model = load(spec)
-    stop.end_token = model.token_eos()
     constrained = parsed_grammar(grammar) if grammar else None
     return model.create_chat_completion(**request, grammar=constrained, logits_processor=[stop])  # it iterates the list
 

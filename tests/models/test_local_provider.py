@@ -76,25 +76,23 @@ async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
     started, stopped = threading.Event(), threading.Event()
 
     class SlowLlama:
-        """Samples greedily until the end token (2), as llama.cpp does, asking the processor each time."""
-
-        def token_eos(self):
-            return 2
+        """Samples forever, as a model that never writes its end token would, asking the processors
+        each token (llama-cpp-python runs them in Python, so what they raise ends generation)."""
 
         def create_chat_completion(self, logits_processor, **request):
             started.set()
-            while True:
-                scores = np.ones(8)
-                for processor in logits_processor:
-                    scores = processor([], scores)
-                if int(np.argmax(scores)) == 2 and scores[0] == -np.inf:
-                    break
-                stopped.wait(0.01)
-            stopped.set()
-            return {"choices": [{"message": {"content": ""}}], "usage": {}}
+            try:
+                while True:
+                    scores = np.ones(8)
+                    for processor in logits_processor:
+                        scores = processor([], scores)
+                    stopped.wait(0.01)
+            finally:
+                stopped.set()
 
     monkeypatch.setattr(local, "check_installed", lambda spec: None)
     monkeypatch.setattr(local, "load", lambda spec: SlowLlama())
+    monkeypatch.setattr(local, "parsed_grammar", lambda text: text)
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0.2):
             await ask()
