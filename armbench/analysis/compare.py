@@ -7,6 +7,7 @@ intervals (questions resampled) for the ratios B/A of mean cost and of mean acti
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from operator import attrgetter
@@ -37,6 +38,7 @@ class Paired:
     cost_known: bool
     cost_ratio: Estimate | None  # B/A of mean cost; None if unknown or A's cost is 0
     action_ratio: Estimate | None
+    token_ratio: Estimate | None  # B/A of mean tokens (prompt + completion): defined where cost is $0
 
     @property
     def delta(self) -> float:
@@ -89,9 +91,9 @@ def paired_stats(pairs: list[Pair], group: str, a: str, b: str, unit: tuple[str,
     by_question = grouped(pairs, lambda pair: attrgetter(*unit)(pair[0]))
     costs_known = all(x.cost_usd is not None for pair in pairs for x in pair)
 
-    def ratio(field: str) -> Estimate | None:
-        b_sums = [sum(getattr(y, field) for _, y in runs) for _, runs in by_question]
-        a_sums = [sum(getattr(x, field) for x, _ in runs) for _, runs in by_question]
+    def ratio(figure: Callable[[RunRecord], float]) -> Estimate | None:
+        b_sums = [sum(figure(y) for _, y in runs) for _, runs in by_question]
+        a_sums = [sum(figure(x) for x, _ in runs) for _, runs in by_question]
         return bootstrap_ratio(b_sums, a_sums)
 
     only_a = sum(bool(x.correct) and not y.correct for x, y in pairs)
@@ -106,8 +108,9 @@ def paired_stats(pairs: list[Pair], group: str, a: str, b: str, unit: tuple[str,
         only_b=only_b,
         p_value=mcnemar_exact(only_a, only_b),
         cost_known=costs_known,
-        cost_ratio=ratio("cost_usd") if costs_known else None,
-        action_ratio=ratio("actions"),
+        cost_ratio=ratio(attrgetter("cost_usd")) if costs_known else None,
+        action_ratio=ratio(attrgetter("actions")),
+        token_ratio=ratio(lambda run: run.prompt_tokens + run.completion_tokens),
     )
 
 
@@ -189,12 +192,13 @@ def paired_table(comparison: Comparison) -> Table:
         title=f"Paired comparison: {b} vs {a}",
         columns=["group", "pairs", "questions", f"acc {a}", f"acc {b}", "Δ acc",
                  f"only {a} right", f"only {b} right", "McNemar p",
-                 "cost B/A (95% CI)", "actions B/A (95% CI)"],
+                 "cost B/A (95% CI)", "actions B/A (95% CI)", "tokens B/A (95% CI)"],
         rows=[
             [p.group, str(p.pairs), str(p.questions), percent(p.accuracy_a), percent(p.accuracy_b),
              points(p.delta), str(p.only_a), str(p.only_b), f"{p.p_value:.3g}",
              ratio_cell(p.cost_ratio, f"undefined ({a} cost $0)" if p.cost_known else "unknown"),
-             ratio_cell(p.action_ratio, f"undefined ({a} made no call)")]
+             ratio_cell(p.action_ratio, f"undefined ({a} made no call)"),
+             ratio_cell(p.token_ratio, f"undefined ({a} used no tokens)")]
             for p in comparison.paired
         ],
         key_columns=1,

@@ -37,6 +37,7 @@ from armbench.models.text_tool_calls import parse_tool_calls
 from armbench.models.tool_grammar import grammar_sha256, tool_call_grammar
 
 PROVIDER = "local"
+ABANDON_MARGIN = 1e4  # above every other logit: the end token wins wherever it is allowed
 FIRST_REPLY = "a tool call is required until the conversation holds a tool result (tool_choice 'required')"
 GENERATOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
 
@@ -72,23 +73,22 @@ class LocalModel(Model):
         }
 
 
-class Abandoned(Exception):
-    """Raised inside generation once its caller has given up (a run or request timeout)."""
-
-
 class EndWhenAbandoned:
-    """A llama-cpp-python logits processor: once the caller has given up on the call, generation
-    stops at the next token, so the one generator thread is free for the next call. (Its chat API
-    drops a caller's stopping criteria; logits processors it passes on.) It raises rather than
-    forcing the end token: under a grammar that token may not be allowed yet, and llama.cpp
-    aborts the process when nothing is."""
+    """A llama-cpp-python logits processor: once the caller has given up on the call, the end
+    token is made the most likely, so generation ends at the first token where the grammar allows
+    the end (at once without one; under a tool-call grammar, when the call or answer being written
+    is complete: every one is bounded), and the one generator thread is free for the next call.
+    (Its chat API drops a caller's stopping criteria, and runs processors inside a C callback,
+    where an exception is swallowed; only scores get through. Leaving the end token as the only
+    choice would make llama.cpp abort the process where the grammar does not allow it yet.)"""
 
     def __init__(self) -> None:
         self.abandoned = threading.Event()
+        self.end_token: int | None = None
 
     def __call__(self, _input_ids: Any, scores: Any) -> Any:
-        if self.abandoned.is_set():
-            raise Abandoned
+        if self.abandoned.is_set() and self.end_token is not None:
+            scores[self.end_token] = scores.max() + ABANDON_MARGIN
         return scores
 
 
@@ -103,6 +103,7 @@ def parsed_grammar(gbnf: str):
 def generate(spec: LocalModelSpec, request: dict[str, Any], grammar: str | None, stop: EndWhenAbandoned) -> dict:
     """On the generator thread."""
     model = load(spec)
+    stop.end_token = model.token_eos()
     constrained = parsed_grammar(grammar) if grammar else None
     return model.create_chat_completion(**request, grammar=constrained, logits_processor=[stop])  # it iterates the list
 

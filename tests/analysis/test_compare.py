@@ -40,6 +40,9 @@ def test_cost_and_action_ratios_are_b_over_a_of_the_means(two_arm_run_set):
     browsing = 3 * (24 + 11 + 12 + 13 + 14)
     tooled = 3 * (1 + 2 + 1 + 2 + 1)
     assert design.action_ratio.value == pytest.approx(tooled / browsing)
+    runs = [r for r in two_arm_run_set.records() if r.set == "design" and r.correct is not None]
+    tokens = {arm: sum(r.prompt_tokens + r.completion_tokens for r in runs if r.arm == arm) for arm in ("browsing", "tooled")}
+    assert design.token_ratio.value == pytest.approx(tokens["tooled"] / tokens["browsing"])
 
 
 def test_per_question_deltas_name_the_questions_that_differ(two_arm_run_set):

@@ -62,3 +62,26 @@ async def test_a_generation_given_up_on_ends_at_the_next_token(monkeypatch):
                 {"role": "user", "content": "Count from 1 to 400, one number per line."}])
     await asyncio.get_running_loop().run_in_executor(local.GENERATOR, lambda: None)  # drained
     assert consulted and consulted.count(True) == 1 and consulted[-1] is True
+
+
+async def test_a_constrained_generation_given_up_on_ends_without_killing_the_process():
+    """Under a tool-call grammar the end token is not allowed mid-call: the abandoned generation
+    finishes its call (bounded) and ends; llama.cpp must not abort, and the next call works."""
+    import asyncio
+
+    import litellm
+
+    import armbench.models.local as local
+
+    get_model(MODEL).check()
+    tools = [{"type": "function", "function": {"name": "lookup", "description": "Look a word up.", "parameters": {
+        "type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"],
+        "additionalProperties": False}}}]
+    ask = [{"role": "user", "content": "Look up the word 'ephemeral' with the tool."}]
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.5):
+            await litellm.acompletion(model=MODEL, messages=ask, tools=tools)
+    await asyncio.get_running_loop().run_in_executor(local.GENERATOR, lambda: None)  # drained, alive
+    reply = await litellm.acompletion(model=MODEL, messages=ask, tools=tools)
+    [call] = reply.choices[0].message.tool_calls
+    assert call.function.name == "lookup" and "word" in call.function.arguments

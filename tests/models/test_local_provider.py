@@ -76,19 +76,23 @@ async def test_a_generation_the_caller_gives_up_on_is_told_to_stop(monkeypatch):
     started, stopped = threading.Event(), threading.Event()
 
     class SlowLlama:
-        """Samples forever, as a model that never writes its end token would, asking the processors
-        each token (llama-cpp-python runs them in Python, so what they raise ends generation)."""
+        """Samples greedily until the end token (2), as llama.cpp does, asking the processor each
+        time; the end token is never likelier than the others on its own."""
+
+        def token_eos(self):
+            return 2
 
         def create_chat_completion(self, logits_processor, **request):
             started.set()
-            try:
-                while True:
-                    scores = np.ones(8)
-                    for processor in logits_processor:
-                        scores = processor([], scores)
-                    stopped.wait(0.01)
-            finally:
-                stopped.set()
+            while True:
+                scores = np.ones(8)
+                for processor in logits_processor:
+                    scores = processor([], scores)
+                if int(np.argmax(scores)) == 2:
+                    break
+                stopped.wait(0.01)
+            stopped.set()
+            return {"choices": [{"message": {"content": ""}}], "usage": {}}
 
     monkeypatch.setattr(local, "check_installed", lambda spec: None)
     monkeypatch.setattr(local, "load", lambda spec: SlowLlama())
