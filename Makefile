@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: setup demo demo-oracle oracle lint test test-local bench nightly nightly-live data local-model clean
 
@@ -71,13 +70,7 @@ test: setup
 test-local: local-model
 	$(BIN)/python -m pytest -m local
 
-# The `bench` extra: inspect-ai (also in the test extra, for `bench export inspect`'s tests) for the
-# run-engine comparison.
-$(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
-	touch $(BENCH_STAMP)
-
-bench: setup $(BENCH_STAMP)
+bench: setup
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from armbench.errors import UserError
+from armbench.models.generation import check_completion_kwargs
 from armbench.types import DEFAULT_REQUEST_TIMEOUT, RunConfig, RunRecord
 
 if TYPE_CHECKING:
@@ -30,6 +33,9 @@ if TYPE_CHECKING:
     from armbench.engine.store import RunSetStore
     from armbench.models.model import Model
     from armbench.questions import QuestionSet
+
+
+DEFAULT_CONCURRENCY = 4  # episodes in flight, as `bench run --concurrency` defaults
 
 
 @dataclass(frozen=True)
@@ -95,11 +101,14 @@ def plan_run(
     (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms: all."""
     from armbench.arms import ARMS
     from armbench.engine.manifest import resumable
-    from armbench.engine.store import RunSetStore
+    from armbench.engine.store import RunSetStore, describe
     from armbench.models import get_model
     from armbench.paths import RESULTS_DIR
     from armbench.questions import load_sets, unlocked_sets
 
+    for name, value in (("domains", domains), ("sets", sets), ("arms", arms), ("questions", questions)):
+        if isinstance(value, str):
+            raise UserError(f"{name} takes a list of names, e.g. {name}=[{value!r}] (got the string {value!r})")
     unknown_arms = sorted(set(arms or []) - set(ARMS))
     if unknown_arms:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown_arms))}; choose from: {', '.join(ARMS)}, all")
@@ -126,9 +135,15 @@ def plan_run(
             f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
             "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
         )
-    config = RunConfig(model=model, arms=tuple(arms or ARMS), questions=tuple(only), price_per_million=price,
-                       completion_kwargs=completion_kwargs or {}, **settings)
-    store = RunSetStore(resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    check_completion_kwargs(completion_kwargs or {})
+    settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
+    try:
+        config = RunConfig(model=model, arms=tuple(arms or ARMS), questions=tuple(only), price_per_million=price,
+                           completion_kwargs=completion_kwargs or {}, **settings)
+    except ValidationError as error:
+        raise UserError(f"bad run settings: {describe(error.errors())}") from None
+    folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    store = RunSetStore(Path(folder))
     if resume:
         resumable(store, question_sets, config)  # a refused resume costs no preflight
         store.check_resumable()

@@ -201,6 +201,10 @@ def run(
     from armbench.questions import set_names
 
     arms = expand(arm, list(ARMS), "arm")
+    if not set_names():
+        from armbench.paths import questions_dir
+
+        raise UserError(f"the question bank {questions_dir()} holds no question sets (<domain>/<set>.yaml)")
     sets = expand(set_, set_names(), "set")
     domains = domain_names(domain)
     if resume and out_dir and resume.resolve() != out_dir.resolve():

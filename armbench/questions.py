@@ -23,6 +23,7 @@ from armbench.paths import QUESTIONS_DIR_ENV, lock_file, questions_dir
 from armbench.types import SET_NAME_PATTERN, Derivation, Question, SetName, Strict, render_value
 
 CONVENTIONAL_SETS = ("design", "heldout")
+RESERVED_SET_NAME = "all"
 SET_NAME = re.compile(SET_NAME_PATTERN)
 
 
@@ -56,7 +57,8 @@ def set_path(domain: str, set_name: str, root: Path | None = None) -> Path:
 def set_names(root: Path | None = None) -> list[str]:
     """Every set name the bank holds (any `<domain>/<set>.yaml`): design and heldout first, as the
     study orders them, then the others by name."""
-    found = {path.stem for path in (root or questions_dir()).glob("*/*.yaml") if SET_NAME.fullmatch(path.stem)}
+    found = {path.stem for path in (root or questions_dir()).glob("*/*.yaml")
+             if SET_NAME.fullmatch(path.stem) and path.stem != RESERVED_SET_NAME}
     return [name for name in CONVENTIONAL_SETS if name in found] + sorted(found - set(CONVENTIONAL_SETS))
 
 
@@ -107,6 +109,8 @@ def _describe(error: ValidationError, questions: list[Any]) -> str:
 
 
 def _check_consistency(path: Path, loaded: QuestionSet) -> None:
+    if loaded.set == RESERVED_SET_NAME:
+        raise UserError(f"{path}: a set may not be called {RESERVED_SET_NAME!r}, --set's word for every set")
     expected = (path.parent.name, path.stem)
     if (loaded.domain, loaded.set) != expected:
         raise UserError(

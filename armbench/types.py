@@ -90,7 +90,7 @@ class MissReason(Term):
 
 # A set is any `questions/<domain>/<set>.yaml`; design (looked at while building the tool) and
 # heldout (written before it) are the study's two.
-SET_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"
+SET_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,39}$"  # not "all", --set's word for every set (questions.py)
 SetName = Annotated[str, StringConstraints(pattern=SET_NAME_PATTERN)]
 
 
@@ -223,23 +223,23 @@ class RunConfig(BaseModel):
 
     model: str
     arms: tuple[str, ...]
-    runs: int = 1
-    budget: int = DEFAULT_BUDGET
+    runs: int = Field(1, ge=1)
+    budget: int = Field(DEFAULT_BUDGET, ge=1)
     tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
     questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
     record: bool = False  # write every model request and response to <run-set>/recording/
     skip_preflight: bool = False  # a real model ran without `bench doctor`'s round trip first
     price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
-    concurrency: int = 1
-    rpm: int | None = None  # model calls per minute to the provider
-    max_retries: int = DEFAULT_MAX_RETRIES
-    retry_base_delay: float = DEFAULT_RETRY_BASE_DELAY
-    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
-    run_timeout: float | None = None  # seconds of wall time per run
-    max_tokens_per_run: int | None = None
-    max_cost_per_run: float | None = None
-    max_cost: float | None = None  # dollars for the whole run set
-    max_infra_errors: int | None = None  # more than this many infra errors fails the run set
+    concurrency: int = Field(1, ge=1)
+    rpm: int | None = Field(None, ge=1)  # model calls per minute to the provider
+    max_retries: int = Field(DEFAULT_MAX_RETRIES, ge=0)
+    retry_base_delay: float = Field(DEFAULT_RETRY_BASE_DELAY, ge=0)
+    request_timeout: float | None = Field(DEFAULT_REQUEST_TIMEOUT, gt=0)
+    run_timeout: float | None = Field(None, gt=0)  # seconds of wall time per run
+    max_tokens_per_run: int | None = Field(None, ge=1)
+    max_cost_per_run: float | None = Field(None, gt=0)
+    max_cost: float | None = Field(None, gt=0)  # dollars for the whole run set
+    max_infra_errors: int | None = Field(None, ge=0)  # more than this many infra errors fails the run set
     completion_kwargs: dict[str, Any] = Field(default_factory=dict)  # passed to LiteLLM as-is
 
     def manifest_config(self) -> dict[str, Any]:
@@ -335,7 +335,8 @@ class Manifest(BaseModel):
     versions: dict[str, str]
     sandbox_isolation: str | None = Field(default=None, exclude_if=_absent)
     # A local model's constrained decoding: {"constrained_decoding", "grammar_sha256": {"<arm>/<domain>":
-    # hash}, "tool_descriptions": the rule its descriptions were shortened by}; absent for API models.
+    # {"until_a_tool_result", "after"}: a hash each}, "first_reply", "tool_descriptions": the rules};
+    # absent for API models.
     decoding: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     replay_of: ReplayOf | None = Field(default=None, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import doctest
 import re
 
+import pytest
+
 from armbench.paths import ROOT
 
 
@@ -30,3 +32,27 @@ def test_the_api_module_example_runs_as_written(tmp_path):
     runner = doctest.DocTestRunner()
     runner.run(test)
     assert runner.failures == 0 and runner.tries == 5
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"concurrency": 0}, "bad run settings: concurrency: Input should be greater than or equal to 1"),
+    ({"runs": 0}, "runs: Input should be greater than or equal to 1"),
+    ({"max_cost": -1.0}, "max_cost: Input should be greater than 0"),
+    ({"nosuch": 1}, "nosuch: Extra inputs are not permitted"),
+    ({"domains": "gpus"}, "domains takes a list of names, e.g. domains=['gpus']"),
+    ({"completion_kwargs": {"model": "x"}}, "armbench sets model itself"),
+])
+def test_bad_options_are_user_errors_before_anything_runs(tmp_path, options, message):
+    import armbench
+
+    with pytest.raises(armbench.UserError, match=re.escape(message)):
+        armbench.run("scripted/oracle", **{"domains": ["gpus"], "out": tmp_path / "set", **options})
+    assert not (tmp_path / "set").exists()
+
+
+def test_a_folder_may_be_given_as_text(tmp_path):
+    import armbench
+
+    result = armbench.run("scripted/oracle", domains=["gpus"], sets=["design"], arms=["tooled"],
+                          questions=["gpus-design-01"], out=str(tmp_path / "set"))
+    assert result.directory == tmp_path / "set" and result.correct == 1

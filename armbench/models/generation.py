@@ -26,6 +26,31 @@ KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DEFAULT_ENV_FILE = Path(".env")
 
 
+# What the harness itself passes on every call: a setting may not replace it.
+HARNESS_ARGUMENTS = {"model": "--model", "messages": "the conversation", "tools": "the arm's tools",
+                     "tool_choice": "the agent loop", "max_retries": "--max-retries", "timeout": "--request-timeout",
+                     "stream": "the agent loop"}
+
+
+def check_completion_kwargs(settings: dict[str, Any]) -> None:
+    """Refuse settings that would replace what the harness passes, or hold a non-finite number."""
+    for key, value in settings.items():
+        if key in HARNESS_ARGUMENTS:
+            raise UserError(f"-M {key}: armbench sets {key} itself ({HARNESS_ARGUMENTS[key]})")
+        if not finite(value):
+            raise UserError(f"-M {key}: {value!r} holds a number that is not finite")
+
+
+def finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(finite(item) for item in value.values())
+    if isinstance(value, list):
+        return all(finite(item) for item in value)
+    return True
+
+
 def model_arg(text: str) -> tuple[str, Any]:
     """`-M key=value`: the value as JSON when it parses (0.5, true, {"a": 1}), else as text."""
     key, sep, raw = text.partition("=")
@@ -36,8 +61,6 @@ def model_arg(text: str) -> tuple[str, Any]:
         value = json.loads(raw)
     except ValueError:
         value = raw
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UserError(f"-M {key}: {raw!r} is not a finite number")
     return key, value
 
 
@@ -66,6 +89,7 @@ def generation_kwargs(
             flag = f"--{key.replace('_', '-')}" if key in named else f"-M {key}"
             raise UserError(f"-M {key} sets what {flag} already sets; give it once")
         settings[key] = value
+    check_completion_kwargs(settings)
     return settings
 
 

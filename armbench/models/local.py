@@ -28,6 +28,7 @@ from typing import Any
 import litellm
 from litellm import CustomLLM, ModelResponse
 
+from armbench.errors import UserError
 from armbench.models.litellm_setup import add_custom_provider
 from armbench.models.local_models import LOCAL_MODELS, LocalModelSpec, check_installed, load, local_model
 from armbench.models.local_prompt import RULE, compact_tools
@@ -61,13 +62,19 @@ class LocalModel(Model):
         return spec.request_timeout if spec else otherwise
 
     def decoding(self, offered: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """Also the check, before any run starts, that every offered tool set converts to a grammar
+        (an MCP server's tools may use a schema keyword the converter does not know)."""
+        hashes = {}
+        for key, tools in sorted(offered.items()):
+            try:
+                hashes[key] = {"until_a_tool_result": grammar_sha256(tool_call_grammar(tools, answer=False)),
+                               "after": grammar_sha256(tool_call_grammar(tools))}
+            except ValueError as error:
+                raise UserError(f"{self.name} decodes under a grammar made from its tools' schemas, and the "
+                                f"{key} tools do not convert: {error}") from None
         return {
             "constrained_decoding": True,
-            "grammar_sha256": {
-                key: {"until_a_tool_result": grammar_sha256(tool_call_grammar(tools, answer=False)),
-                      "after": grammar_sha256(tool_call_grammar(tools))}
-                for key, tools in sorted(offered.items())
-            },
+            "grammar_sha256": hashes,
             "first_reply": FIRST_REPLY,
             "tool_descriptions": RULE,
         }

@@ -3,9 +3,9 @@
 A 0.5B model reads a 2,300-token prompt in about 30 s on 2 cores, and it copies an example's
 output into its own call's arguments (the first local recording did, 14 times in one run). API
 models get every description whole; local models get them under one rule, recorded in the
-manifest: each paragraph (text between blank lines) that starts with "Example" is dropped. The
-rule keeps every field, op and limit, because the armbench tool descriptions state those in
-their own paragraphs, before the example (a test checks every tool of every domain).
+manifest: each paragraph (text between blank lines) that starts with "Example" is dropped. Every
+field, op and limit stays: the schema, with each field's own description, is not touched, and a
+test checks for every tool of every domain that only example paragraphs go.
 """
 from __future__ import annotations
 

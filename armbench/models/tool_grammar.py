@@ -17,7 +17,8 @@ The arguments' grammar is converted here from each tool's JSON schema, for the s
 tools use (pydantic's output). A keyword outside it raises ValueError: the grammar may be stricter
 than a schema (no additional properties, bounded lists and numbers), never looser, except for the
 numeric bounds `minimum`/`maximum` and oneOf's exclusivity, which the tool still checks itself.
-Every repetition a model could loop on is bounded.
+Every repetition a model could loop on is bounded, except a string's characters where the schema
+sets no maxLength (a python tool's code): those only the generation's max_tokens ends.
 
 Pure Python: llama-cpp-python is needed only to use the grammar (`LlamaGrammar.from_string`).
 """

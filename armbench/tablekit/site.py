@@ -278,8 +278,8 @@ def make_catalog(spec: TableSpec, table: pl.DataFrame) -> TableCatalog:
         texts = [None if value is None else shown(value) for value in table[group].to_list()]
         frame = frame.with_columns(pl.Series(shown_column(group), texts, dtype=pl.Utf8))
     within = spec.entity.within
-    if within:  # rows with the same key go by the within fields, whatever the order
-        frame = frame.with_columns(pl.struct(value_column(name) for name in spec.entity.address_fields).alias(TIE))
+    if within:  # rows equal in the sort go by the key, then the within fields: the typed tool's tie order
+        frame = frame.with_columns(pl.struct(value_column(name) for name in [spec.entity.key, *within]).alias(TIE))
     addresses = list(table.select(spec.entity.address_fields).iter_rows())
     keys = [spec.entity.page_key(values) for values in addresses]
     cells = [{"href": spec.page_path(values), **{c.key: c.cell(row) for c in columns}}

@@ -9,20 +9,6 @@ from armbench.tools.browser_tools import BROWSER_TOOLS
 from armbench.tools.web_tools import HttpGetTool, PythonTool
 
 
-def names_in(schema) -> set[str]:
-    """Every property name and enum value of a JSON schema: the fields and ops a call may use."""
-    found: set[str] = set()
-    if isinstance(schema, dict):
-        found |= set(schema.get("properties", {}))
-        found |= {value for value in schema.get("enum", []) if isinstance(value, str)}
-        for value in schema.values():
-            found |= names_in(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            found |= names_in(value)
-    return found
-
-
 def offered_tools() -> list[dict]:
     typed = [cls().schema() for domain in DOMAINS.values() for cls in domain.tool_classes()]
     return typed + [cls(None).schema() for cls in BROWSER_TOOLS] + [PythonTool().schema(), HttpGetTool(["http://127.0.0.1:8301"]).schema()]

@@ -142,3 +142,12 @@ def test_the_manifest_records_the_grammars_and_the_description_rule():
         "tool_descriptions": RULE,
     }
     assert get_model("scripted/oracle").decoding({"tooled/gpus": TOOLS}) is None
+
+
+def test_tools_whose_schema_has_no_grammar_refuse_the_run_set_in_one_line():
+    from armbench.errors import UserError
+
+    dated = [{"type": "function", "function": {"name": "on_day", "parameters": {
+        "type": "object", "properties": {"day": {"type": "string", "format": "date"}}}}}]
+    with pytest.raises(UserError, match="the tooled/gpus tools do not convert: tool 'on_day': unsupported"):
+        get_model(MODEL).decoding({"tooled/gpus": dated})

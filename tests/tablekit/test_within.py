@@ -32,7 +32,7 @@ fields:
 site:
   path: /craters
   heading: Craters
-  list_fields: [name, body, diameter]
+  list_fields: [name, body, diameter, year]
   filters: [body, diameter]
   group_by: body
 tool:
@@ -219,3 +219,14 @@ def test_without_within_a_repeated_key_points_to_within(tmp_path):
     (line,) = [problem for problem in problems(folder) if "not unique" in problem]
     assert line.endswith("the key name is not unique: 'Hall' is on lines 2 and 3; choose a unique field as "
                          "entity.key, or name the fields that tell such rows apart as entity.within")
+
+
+async def test_site_and_tool_agree_on_ties_in_a_sort_by_another_field(craters, client):
+    """Rows equal in the sorted field go by the key, then the within field, in both: 1973 holds
+    craters on two bodies, Swift (Deimos) last although Deimos sorts first."""
+    site = [link.removeprefix("/craters") for link, _ in listed(client.get("/craters?sort=year&order=asc").text)]
+    outcome = await craters.tool_classes()[0]().invoke({"sort_by": "year", "order": "asc", "limit": 10})
+    tool = [row["source_url"].partition("/craters")[2] for row in outcome.result["rows"]]
+    assert tool == site == ["/Moon/D%27Arrest", "/Moon/Hall", "/Moon/Abbe", "/Phobos/D%27Arrest", "/Phobos/Hall",
+                            "/Phobos/Stickney", "/Deimos/Swift", "/Moon/Swift", "/Other%20Moon/Io%20Crater",
+                            "/Moon/%5BAbduh%5D"]
