@@ -10,6 +10,10 @@ STAMP := $(VENV)/.installed
 # replays and what `make nightly` regresses against.
 RECORDING := results/recordings/local-qwen2.5-coder-0.5b-gpus
 RECORDED_PLAN := --arm all --set design,heldout --domain gpus
+# A second recording, on the World Bank API replica and its three typed tools: the gate covers an
+# API as well as a website.
+WB_RECORDING := results/recordings/local-qwen2.5-coder-0.5b-worldbank
+WB_RECORDED_PLAN := --arm all --set design,heldout --domain worldbank
 LOCAL_MODEL := local/qwen2.5-coder-0.5b
 LOCAL_STAMP := $(VENV)/.local-model-installed
 # `make nightly-live MODEL=openai/gpt-4o-mini`: any LiteLLM model string, with its key in the environment.
@@ -82,12 +86,14 @@ bench: setup
 	$(BIN)/python benchmarks/stored_calls.py
 	$(BIN)/python benchmarks/local_model.py $(RECORDING)
 
-# The nightly gate, free and deterministic: replay the committed recording against today's code
+# The nightly gate, free and deterministic: replay the committed recordings against today's code
 # and replicas; any divergence, flipped grade, extra infra error or cost rise fails it (exit 1).
 nightly: setup
-	rm -rf results/nightly/replay
+	rm -rf results/nightly/replay results/nightly/replay-worldbank
 	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/nightly/replay --quiet
 	$(BIN)/bench regress --baseline $(RECORDING) results/nightly/replay
+	$(BIN)/bench run --model replay/$(WB_RECORDING) $(WB_RECORDED_PLAN) --out results/nightly/replay-worldbank --quiet
+	$(BIN)/bench regress --baseline $(WB_RECORDING) results/nightly/replay-worldbank
 
 # The nightly live run (needs the model's API key); regressed against results/baselines/live when
 # one is committed.
