@@ -15,16 +15,17 @@ import polars as pl
 from armbench.replicas.serve import Replica, endpoint
 from armbench.replicas.tables import TableDir
 from armbench.tablekit.spec import FieldSpec, TableSpec
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
+from armbench.tools.base import Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
     sort_key,
+    sort_spec,
 )
 
 QUERY_KIND = {"text": "string", "number": "number", "date": "date", "bool": "boolean"}
@@ -65,15 +66,9 @@ def description(spec: TableSpec, table: TableFields, rows: int) -> str:
         f"{spec.site.heading} pages.",
         "Fields:\n" + "\n".join(field_line(field) for field in spec.fields),
         filters_spec(table),
-        f"sort_by + order (\"desc\" by default): rows lacking the field come last in either order; ties go by "
-        f"{table.tie_words}. Without sort_by, rows are in {table.tie_words} order. limit: 1-{table.max_limit} rows (default "
-        f"50); the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; "
-        f"source_url (the {spec.entity.one}'s page on the website) is always in every row.",
+        sort_spec(table, f"the {spec.entity.one}'s page on the website"),
         AGGREGATE_SPEC,
-        "Result: matched, returned, truncated, rows, plus note (when truncated), sort {field, order, missing} "
-        "(with sort_by) and aggregate {fn, field, value, rows, missing} (when asked); \"missing\" counts matched "
-        "rows with no value for that field. Mistakes return {\"error\": {type, message, ...}} naming the valid "
-        "choices.",
+        RESULT_SPEC,
         f"Example: {tool.example.says}:\n{json.dumps(tool.example.args)}",
     ])
 
@@ -92,15 +87,5 @@ def tool_class(spec: TableSpec, tables: TableDir) -> type[Tool]:
         return prepared.sort([sort_key(table, table.ties[0]), *table.ties], nulls_last=True)
 
     replica = Replica(spec.name, spec.port_offset, "")  # where it listens: endpoint() needs no more
-
-    async def run(self: Tool, args: Any) -> dict[str, Any]:
-        return run_query(table, frame(), args, site=endpoint(replica).base_url)
-
-    camel = "".join(part.capitalize() for part in spec.tool.name.split("_"))
-    return type(camel, (Tool,), {
-        "__doc__": f"`{spec.tool.name}`: the {spec.name} table domain's typed query (armbench.tablekit).",
-        "name": spec.tool.name,
-        "description": description(spec, table, tables.rows(spec.table)),
-        "Args": args_model(f"{camel}Args", table),
-        "run": run,
-    })
+    return query_tool(spec.tool.name, description(spec, table, tables.rows(spec.table)), table, frame,
+                      lambda: endpoint(replica).base_url)

@@ -14,6 +14,7 @@ import calendar
 import math
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
-from armbench.tools.base import ToolError
+from armbench.tools.base import MAX_RESULT_CHARS, Tool, ToolError
 
 SOURCE_URL = "source_url"
 NULL_OPS = ("is_null", "not_null")
@@ -74,6 +75,14 @@ BOOLEAN_OPS = "- true/false ops: eq, ne (value true or false)."
 AGGREGATE_SPEC = """\
 aggregate {fn: avg|sum|min|max|count, field} covers ALL matched rows, not just the returned \
 page. count without a field counts matched rows."""
+
+
+RESULT_SPEC = (
+    "Result: matched, returned, truncated, rows, plus note (when truncated), sort {field, order, missing} "
+    "(with sort_by) and aggregate {fn, field, value, rows, missing} (when asked); \"missing\" counts matched "
+    "rows with no value for that field. Mistakes return {\"error\": {type, message, ...}} naming the valid "
+    "choices."
+)
 
 
 @dataclass(frozen=True)
@@ -446,3 +455,33 @@ def run_query(table: TableFields, frame: pl.DataFrame, args: BaseModel, where: l
     if aggregate:
         result["aggregate"] = aggregate_summary(matched, *aggregate)
     return result
+
+
+def sort_spec(table: TableFields, source_url: str, unsorted: str = "") -> str:
+    """A description's paragraph on sort_by, order, limit and fields. `source_url` says which page
+    a row links to; `unsorted` adds to "Without sort_by, rows are in <tie> order"."""
+    return (
+        f'sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by '
+        f"{table.tie_words}. Without sort_by, rows are in {table.tie_words} order{unsorted}. limit: "
+        f"1-{table.max_limit} rows (default 50); the whole result must stay under {MAX_RESULT_CHARS:,} "
+        f"characters. fields: see its schema; source_url ({source_url}) is always in every row."
+    )
+
+
+def query_tool(name: str, description: str, table: TableFields, frame: Callable[[], pl.DataFrame],
+               site: Callable[[], str]) -> type[Tool]:
+    """A typed query tool over a table, as a class for a domain's TOOLS: `frame()` gives the
+    prepared rows (cached by the caller, so they load on the first call), `site()` the replica's
+    address that source_url paths are joined to."""
+    camel = "".join(part.capitalize() for part in name.split("_"))
+
+    async def run(self: Tool, args: Any) -> dict[str, Any]:
+        return run_query(table, frame(), args, site=site())
+
+    return type(camel, (Tool,), {
+        "__doc__": f"`{name}`: a typed query over one table (armbench.tools.table_query).",
+        "name": name,
+        "description": description,
+        "Args": args_model(f"{camel}Args", table),
+        "run": run,
+    })

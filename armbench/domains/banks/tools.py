@@ -7,21 +7,20 @@ The query engine is `table_query`'s; this module declares the fields and the des
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from armbench.domains.banks import DOMAIN, TABLES
 from armbench.replicas.serve import endpoint
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
+    sort_spec,
 )
 
 KINDS = {
@@ -65,24 +64,17 @@ transaction); resolution_date; cost_as_of (when estimated_loss_thousands was est
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
-fdic_id. Without sort_by, rows are in fdic_id order (about oldest first). limit: 1-{TABLE.max_limit} \
-rows (default 50); the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its \
-schema; source_url (the bank's page on the site) is always in every row.
+{sort_spec(TABLE, "the bank's page on the site", " (about oldest first)")}
 
 {AGGREGATE_SPEC}
 
-Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
-missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
-counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
-naming the valid choices.
+{RESULT_SPEC}
 
 Example: the five largest assistance transactions of 1988 by total assets:
 {{"filters": [{{"field": "resolution_type", "op": "eq", "value": "ASSISTANCE"}}, {{"field": "fail_year", \
 "op": "eq", "value": 1988}}], "sort_by": "total_assets_thousands", "order": "desc", "limit": 5}}
 """
 
-BankFailureQueryArgs = args_model("BankFailureQueryArgs", TABLE)
 
 
 @cache
@@ -91,13 +83,6 @@ def bank_failures_frame() -> pl.DataFrame:
     return prepare(TABLES.load("bank_failures").select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
 
 
-class BankFailureQuery(Tool):
-    name = "bank_failure_query"
-    description = DESCRIPTION
-    Args = BankFailureQueryArgs
-
-    async def run(self, args: BankFailureQueryArgs) -> dict[str, Any]:
-        return run_query(TABLE, bank_failures_frame(), args, site=endpoint(DOMAIN.replica).base_url)
-
+BankFailureQuery = query_tool("bank_failure_query", DESCRIPTION, TABLE, bank_failures_frame, lambda: endpoint(DOMAIN.replica).base_url)
 
 TOOLS = [BankFailureQuery]  # the tooled arm's typed tools for this domain

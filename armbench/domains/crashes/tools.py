@@ -7,22 +7,21 @@ The query engine is `table_query`'s; this module declares the fields and the des
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from armbench.domains.crashes import DOMAIN, TABLES
 from armbench.domains.crashes.site.fields import state_href
 from armbench.replicas.serve import endpoint
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
+    sort_spec,
 )
 
 KINDS = {
@@ -68,24 +67,17 @@ insurer_losses_per_insured_driver_usd_2010.
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): ties go by {TABLE.tie_words}. Without sort_by, rows are by \
-{TABLE.tie_words}. limit: 1-{TABLE.max_limit} rows (default 50); the whole result must stay under \
-{MAX_RESULT_CHARS:,} characters. fields: see its schema; source_url (the state's page on the site) \
-is always in every row.
+{sort_spec(TABLE, "the state's page on the site")}
 
 {AGGREGATE_SPEC}
 
-Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
-missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
-counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
-naming the valid choices.
+{RESULT_SPEC}
 
 Example: the five states with the most registered vehicles in 2001:
 {{"filters": [{{"field": "year", "op": "eq", "value": 2001}}], "sort_by": "registered_vehicles_thousands", \
 "order": "desc", "limit": 5}}
 """
 
-CrashQueryArgs = args_model("CrashQueryArgs", TABLE)
 
 
 @cache
@@ -98,13 +90,6 @@ def crash_frame() -> pl.DataFrame:
     ), TABLE)
 
 
-class CrashQuery(Tool):
-    name = "crash_query"
-    description = DESCRIPTION
-    Args = CrashQueryArgs
-
-    async def run(self, args: CrashQueryArgs) -> dict[str, Any]:
-        return run_query(TABLE, crash_frame(), args, site=endpoint(DOMAIN.replica).base_url)
-
+CrashQuery = query_tool("crash_query", DESCRIPTION, TABLE, crash_frame, lambda: endpoint(DOMAIN.replica).base_url)
 
 TOOLS = [CrashQuery]  # the tooled arm's typed tools for this domain

@@ -7,22 +7,21 @@ The query engine is `table_query`'s; this module declares the fields and the des
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from armbench.domains.drugs import DOMAIN, TABLES
 from armbench.domains.drugs.data.build import SEPARATOR
 from armbench.replicas.serve import endpoint
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
+    sort_spec,
 )
 
 KINDS = {
@@ -66,24 +65,17 @@ list; drug_name and the other product fields are null for 850 without products.
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
-appl_no. Without sort_by, rows are in appl_no order. limit: 1-{TABLE.max_limit} rows (default 50); \
-the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; \
-source_url (the application's page on the site) is always in every row.
+{sort_spec(TABLE, "the application's page on the site")}
 
 {AGGREGATE_SPEC}
 
-Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
-missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
-counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
-naming the valid choices.
+{RESULT_SPEC}
 
 Example: the ten most recent original approvals of Boehringer Ingelheim's applications:
 {{"filters": [{{"field": "sponsor_name", "op": "contains", "value": "boehringer"}}], \
 "sort_by": "approval_date", "order": "desc", "limit": 10}}
 """
 
-DrugQueryArgs = args_model("DrugQueryArgs", TABLE)
 
 
 @cache
@@ -92,13 +84,6 @@ def drug_frame() -> pl.DataFrame:
     return prepare(TABLES.load("drug_approvals").select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
 
 
-class DrugQuery(Tool):
-    name = "drug_query"
-    description = DESCRIPTION
-    Args = DrugQueryArgs
-
-    async def run(self, args: DrugQueryArgs) -> dict[str, Any]:
-        return run_query(TABLE, drug_frame(), args, site=endpoint(DOMAIN.replica).base_url)
-
+DrugQuery = query_tool("drug_query", DESCRIPTION, TABLE, drug_frame, lambda: endpoint(DOMAIN.replica).base_url)
 
 TOOLS = [DrugQuery]  # the tooled arm's typed tools for this domain

@@ -7,22 +7,21 @@ The query engine is `table_query`'s; this module declares the fields and the des
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from armbench.domains.mortality import DOMAIN, TABLES
 from armbench.domains.mortality.site.fields import national_href, state_href
 from armbench.replicas.serve import endpoint
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
+    sort_spec,
 )
 
 KINDS = {
@@ -37,6 +36,7 @@ TABLE = TableFields(
     noun="state-year-cause row",
 )
 
+LINKS = 'the state\'s page for the row\'s year on the site, or for a "United States" row the national page of its cause'
 DESCRIPTION = f"""\
 Query CDC/NCHS "Leading Causes of Death: United States", 1999-2017 ({TABLES.rows("mortality"):,} rows): \
 one row per state, year and cause, giving the number of deaths and the age-adjusted death rate. The \
@@ -58,17 +58,11 @@ that compares states and years).
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): ties go by {TABLE.tie_words}. Without sort_by, rows are by \
-{TABLE.tie_words}. \
-limit: 1-{TABLE.max_limit} rows (default 50); the whole result must stay under \
-{MAX_RESULT_CHARS:,} characters. fields: see its schema; source_url (the state's page for the row's \
-year on the site, or for a "United States" row the national page of its cause) is always in every row.
+{sort_spec(TABLE, LINKS)}
 
 {AGGREGATE_SPEC}
 
-Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
-missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked). Mistakes \
-return {{"error": {{type, message, ...}}}} naming the valid choices.
+{RESULT_SPEC}
 
 Example: the five highest age-adjusted stroke death rates among the states in 2003:
 {{"filters": [{{"field": "cause", "op": "eq", "value": "Stroke"}}, {{"field": "year", "op": "eq", \
@@ -76,7 +70,6 @@ Example: the five highest age-adjusted stroke death rates among the states in 20
 "age_adjusted_rate_per_100k", "order": "desc", "limit": 5}}
 """
 
-MortalityQueryArgs = args_model("MortalityQueryArgs", TABLE)
 
 
 @cache
@@ -87,13 +80,6 @@ def mortality_frame() -> pl.DataFrame:
     return prepare(rows.select(*TABLE.names).with_columns(pl.Series(SOURCE_URL, pages)), TABLE)
 
 
-class MortalityQuery(Tool):
-    name = "mortality_query"
-    description = DESCRIPTION
-    Args = MortalityQueryArgs
-
-    async def run(self, args: MortalityQueryArgs) -> dict[str, Any]:
-        return run_query(TABLE, mortality_frame(), args, site=endpoint(DOMAIN.replica).base_url)
-
+MortalityQuery = query_tool("mortality_query", DESCRIPTION, TABLE, mortality_frame, lambda: endpoint(DOMAIN.replica).base_url)
 
 TOOLS = [MortalityQuery]  # the tooled arm's typed tools for this domain

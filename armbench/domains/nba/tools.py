@@ -7,21 +7,20 @@ The query engine is `table_query`'s; this module declares the fields and the des
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import polars as pl
 
 from armbench.domains.nba import DOMAIN, TABLES
 from armbench.replicas.serve import endpoint
-from armbench.tools.base import MAX_RESULT_CHARS, Tool
 from armbench.tools.table_query import (
     AGGREGATE_SPEC,
+    RESULT_SPEC,
     SOURCE_URL,
     TableFields,
-    args_model,
     filters_spec,
     prepare,
-    run_query,
+    query_tool,
+    sort_spec,
 )
 
 KINDS = {
@@ -64,25 +63,17 @@ birthdays across years.
 
 {filters_spec(TABLE)}
 
-sort_by + order ("desc" by default): rows lacking the field come last in either order; ties go by \
-seas_id. Without sort_by, rows are in seas_id order. limit: 1-{TABLE.max_limit} rows (default 50); \
-the whole result must stay under {MAX_RESULT_CHARS:,} characters. fields: see its schema; \
-source_url (the player's page on the site, or the season page for a player without one) is always \
-in every row.
+{sort_spec(TABLE, "the player's page on the site, or the season page for a player without one")}
 
 {AGGREGATE_SPEC}
 
-Result: matched, returned, truncated, rows, plus note (when truncated), sort {{field, order, \
-missing}} (with sort_by) and aggregate {{fn, field, value, rows, missing}} (when asked); "missing" \
-counts matched rows with no value for that field. Mistakes return {{"error": {{type, message, ...}}}} \
-naming the valid choices.
+{RESULT_SPEC}
 
 Example: the five best assist averages of the 1990-91 season among players with at least 60 games:
 {{"filters": [{{"field": "season", "op": "eq", "value": 1991}}, {{"field": "games", "op": "gte", \
 "value": 60}}], "sort_by": "ast_per_game", "order": "desc", "limit": 5}}
 """
 
-NbaQueryArgs = args_model("NbaQueryArgs", TABLE)
 
 
 @cache
@@ -96,13 +87,6 @@ def nba_frame() -> pl.DataFrame:
     return prepare(born.select(*TABLE.names, page.alias(SOURCE_URL)), TABLE)
 
 
-class NbaQuery(Tool):
-    name = "nba_query"
-    description = DESCRIPTION
-    Args = NbaQueryArgs
-
-    async def run(self, args: NbaQueryArgs) -> dict[str, Any]:
-        return run_query(TABLE, nba_frame(), args, site=endpoint(DOMAIN.replica).base_url)
-
+NbaQuery = query_tool("nba_query", DESCRIPTION, TABLE, nba_frame, lambda: endpoint(DOMAIN.replica).base_url)
 
 TOOLS = [NbaQuery]  # the tooled arm's typed tools for this domain
