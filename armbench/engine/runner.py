@@ -103,19 +103,17 @@ async def _run_jobs(
     show_progress: bool,
     worker_scope: WorkerScope | None,
 ) -> RunSetResult:
+    templates = {(arm, qs.domain): env.template(arm, qs.domain) for qs in question_sets for arm in config.arms}
     tool_manifests = {
-        tool_key(arm, qs.domain): env.template(arm, qs.domain).manifest_hash(
-            {env.target(qs.domain).base_url: symbolic(qs.domain)})
-        for qs in question_sets
-        for arm in config.arms
+        tool_key(arm, domain): template.manifest_hash({env.target(domain).base_url: symbolic(domain)})
+        for (arm, domain), template in templates.items()
     }
     # One prompt per question: it names only its own domain's replica, whatever else the set holds.
     # Its hash names the replica, not its address, so it is the same on any port base.
     resources = {domain: resources_prompt({domain: target.base_url}) for domain, target in env.endpoints.items()}
     prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
                       for domain in env.endpoints}
-    offered = {tool_key(arm, qs.domain): env.template(arm, qs.domain).schemas()
-               for qs in question_sets for arm in config.arms}
+    offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation(), get_model(config.model).decoding(offered))
     callers = _model_callers(config, jobs, store, manifest)
