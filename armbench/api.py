@@ -30,12 +30,15 @@ from armbench.types import DEFAULT_REQUEST_TIMEOUT, RunConfig, RunRecord
 
 if TYPE_CHECKING:
     from armbench.analysis.summary import GroupSummary
+    from armbench.arms.frozen_tool import FrozenTool
     from armbench.engine.store import RunSetStore
+    from armbench.engine.synthesis import Synthesis
     from armbench.models.model import Model
     from armbench.questions import QuestionSet
 
 
 DEFAULT_CONCURRENCY = 4  # episodes in flight, as `bench run --concurrency` defaults
+DEFAULT_SYNTHESIS_BUDGET = 40  # tool calls for a synthesis: exploring, writing, trying, fixing
 
 
 @dataclass(frozen=True)
@@ -99,29 +102,24 @@ def plan_run(
 ) -> PlannedRun:
     """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
     (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms: all."""
-    from armbench.arms import ARMS
+    from armbench.arms import ARMS, default_arms
+    from armbench.arms.frozen_tool import load_frozen_tools
     from armbench.engine.manifest import resumable
-    from armbench.engine.store import RunSetStore, describe
-    from armbench.models import get_model
+    from armbench.engine.store import RunSetStore
     from armbench.paths import RESULTS_DIR
     from armbench.questions import load_sets, unlocked_sets
 
-    for name, value in (("domains", domains), ("sets", sets), ("arms", arms), ("questions", questions)):
-        if isinstance(value, str):
-            raise UserError(f"{name} takes a list of names, e.g. {name}=[{value!r}] (got the string {value!r})")
+    tool_from = settings.pop("tool_from", None) or ()
+    for name, value in (("domains", domains), ("sets", sets), ("arms", arms), ("questions", questions),
+                        ("tool_from", tool_from)):
+        if isinstance(value, str | Path):
+            raise UserError(f"{name} takes a list, e.g. {name}=[{str(value)!r}] (got {str(value)!r} alone)")
     unknown_arms = sorted(set(arms or []) - set(ARMS))
     if unknown_arms:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown_arms))}; choose from: {', '.join(ARMS)}, all")
-    resolved = get_model(model)
-    resolved.check()
-    if price:
-        resolved.set_price(*price)
-    if settings.get("record") and not resolved.recordable:
-        raise UserError("--record records a model's replies; a replay has none of its own to record")
-    if settings.get("max_cost") is not None or settings.get("max_cost_per_run") is not None:
-        resolved.check_priced()
-    if settings.get("request_timeout") is None:
-        settings["request_timeout"] = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
+    synthesized = load_frozen_tools([str(Path(folder).resolve()) for folder in tool_from])
+    arms = list(arms or default_arms(bool(synthesized)))
+    resolved = get_checked_model(model, price, settings)
     question_sets = load_sets(domains, sets)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
@@ -129,6 +127,7 @@ def plan_run(
     missing = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
     if missing:
         raise UserError(f"no question {', '.join(map(repr, missing))} in the chosen --domain/--set")
+    check_synthesized_tools(synthesized, arms, {qs.domain for qs in question_sets})
     drift = unlocked_sets(question_sets)
     if drift and not allow_unlocked:
         raise UserError(
@@ -138,10 +137,11 @@ def plan_run(
     check_completion_kwargs(completion_kwargs or {})
     settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
     try:
-        config = RunConfig(model=model, arms=tuple(arms or ARMS), questions=tuple(only), price_per_million=price,
-                           completion_kwargs=completion_kwargs or {}, **settings)
+        config = RunConfig(model=model, arms=tuple(arms), questions=tuple(only), price_per_million=price,
+                           completion_kwargs=completion_kwargs or {},
+                           tool_from=tuple(str(frozen.folder) for frozen in synthesized.values()), **settings)
     except ValidationError as error:
-        raise UserError(f"bad run settings: {describe(error.errors())}") from None
+        raise UserError(f"bad run settings: {describe_settings(error)}") from None
     folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     store = RunSetStore(Path(folder))
     if resume:
@@ -152,6 +152,46 @@ def plan_run(
     return PlannedRun(resolved, question_sets, config, store, resume is not None)
 
 
+def get_checked_model(model: str, price: tuple[float, float] | None, settings: dict[str, Any]) -> Model:
+    """The model, refused (UserError) when it cannot serve these settings; fills in its request timeout."""
+    from armbench.models import get_model
+
+    resolved = get_model(model)
+    resolved.check()
+    if price:
+        resolved.set_price(*price)
+    if settings.get("record") and not resolved.recordable:
+        raise UserError("--record records a model's replies; a replay has none of its own to record")
+    if settings.get("max_cost") is not None or settings.get("max_cost_per_run") is not None:
+        resolved.check_priced()
+    if settings.get("request_timeout") is None:
+        settings["request_timeout"] = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
+    return resolved
+
+
+def describe_settings(error: ValidationError) -> str:
+    from armbench.engine.store import describe
+
+    return describe(error.errors())
+
+
+def check_synthesized_tools(synthesized: dict[str, FrozenTool], arms: list[str], domains: set[str]) -> None:
+    """--tool-from and the synthesized arm come together, with one tool for each domain asked about."""
+    from armbench.arms import ARMS
+
+    wanted = [arm for arm in arms if ARMS[arm].synthesized_tool]
+    if synthesized and not wanted:
+        raise UserError("--tool-from gives the synthesized arm its tool; add --arm synthesized (or leave --arm all)")
+    stray = sorted(set(synthesized) - domains)
+    if stray:
+        raise UserError(f"--tool-from {synthesized[stray[0]].folder} holds a tool for {stray[0]}, which this run "
+                        "set does not ask about; add it to --domain or leave it out")
+    missing = sorted(domains - set(synthesized)) if wanted else []
+    if missing:
+        raise UserError(f"the synthesized arm needs a tool for {', '.join(missing)}: make one with `bench synthesize "
+                        f"--domain {missing[0]} --out DIR`, then pass --tool-from DIR")
+
+
 async def run_planned(planned: PlannedRun, *, show_progress: bool = False) -> RunResult:
     from armbench.engine.runner import run_set
 
@@ -160,7 +200,59 @@ async def run_planned(planned: PlannedRun, *, show_progress: bool = False) -> Ru
     return RunResult(planned.store.directory, result.records, result.planned, result.already_done, result.halted)
 
 
-def check_provider(planned: PlannedRun) -> None:
+@dataclass(frozen=True)
+class PlannedSynthesis:
+    """A synthesis episode checked and ready to start: nothing has run and no folder was written."""
+
+    model: Model
+    domain: str
+    config: RunConfig
+    folder: Path
+
+
+def plan_synthesis(
+    model: str,
+    domain: str,
+    *,
+    out: Path | None = None,
+    price: tuple[float, float] | None = None,
+    completion_kwargs: dict[str, Any] | None = None,
+    **settings: Any,
+) -> PlannedSynthesis:
+    """Check a synthesis before it starts; `settings` are RunConfig's (budget, run_timeout,
+    max_cost_per_run, tool_timeout, record, rpm, ...), which the episode uses as a run would."""
+    from armbench.engine.synthesis import check_folder, design_questions
+    from armbench.paths import RESULTS_DIR
+
+    if not isinstance(domain, str):
+        raise UserError(f"synthesis builds one domain's tool: give its name, not {domain!r}")
+    resolved = get_checked_model(model, price, settings)
+    design_questions(domain)  # an unknown domain, or one without frozen design questions
+    check_completion_kwargs(completion_kwargs or {})
+    settings.setdefault("budget", DEFAULT_SYNTHESIS_BUDGET)
+    try:
+        config = RunConfig(model=model, arms=("browsing",), price_per_million=price,
+                           completion_kwargs=completion_kwargs or {}, **settings)
+    except ValidationError as error:
+        raise UserError(f"bad synthesis settings: {describe_settings(error)}") from None
+    folder = Path(out or RESULTS_DIR / f"synthesis-{domain}-{dt.datetime.now():%Y%m%d-%H%M%S}")
+    check_folder(folder)
+    return PlannedSynthesis(resolved, domain, config, folder)
+
+
+def synthesize(model: str, domain: str, *, skip_preflight: bool = False, **options: Any) -> Synthesis:
+    """Let `model` build `domain`'s tool from its replica and design questions (see
+    `plan_synthesis`); the tool, when submitted, is frozen under `<out>/tool/` for `run(...,
+    arms=["synthesized"], tool_from=[out])`. A real model's provider is checked first."""
+    from armbench.engine.synthesis import synthesize as run_synthesis
+
+    planned = plan_synthesis(model, domain, **options)
+    if planned.model.needs_preflight and not skip_preflight:
+        check_provider(planned)
+    return asyncio.run(run_synthesis(planned.domain, planned.config, planned.folder))
+
+
+def check_provider(planned: PlannedRun | PlannedSynthesis) -> None:
     """The preflight: a UserError when the provider would fail the run set (`bench doctor`'s round trip)."""
     from armbench.doctor import preflight
 
@@ -181,10 +273,10 @@ def run(model: str, *, show_progress: bool = False, skip_preflight: bool = False
 
 def report(run_set: Path | str) -> Report:
     """A run set's summary and tables (`bench report` without writing files)."""
-    from armbench.analysis.publish import all_tables
+    from armbench.analysis.publish import all_tables, read_manifest
     from armbench.analysis.summary import summarize
     from armbench.engine.store import open_run_set
 
     store = open_run_set(Path(run_set))
     records = store.records_to_report()
-    return Report(store.directory, records, summarize(records), all_tables(records))
+    return Report(store.directory, records, summarize(records), all_tables(records, read_manifest(store)))

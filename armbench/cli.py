@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from armbench.errors import UserError
-from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY
+from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_TOOL_TIMEOUT
 
 app = typer.Typer(
     add_completion=False,
@@ -122,6 +122,11 @@ EnvFile = Annotated[Optional[Path], typer.Option(
     help="Provider credentials as NAME=value lines; variables already set win [default: ./.env if present].")]
 
 
+ToolFrom = Annotated[Optional[list[Path]], typer.Option(
+    help="The synthesized arm's tool: a `bench synthesize --out` folder, one per domain, repeatable.")]
+ToolTimeout = Annotated[float, typer.Option(help="Seconds one call of a synthesized tool may take.")]
+
+
 def generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_args, env_file) -> dict:
     """The generation flags as completion kwargs, after loading the env file (see models/generation.py)."""
     from armbench.models.generation import generation_kwargs, load_env_file
@@ -187,6 +192,8 @@ def run(
         "(a local model defaults to 0,0).")] = None,
     skip_preflight: Annotated[bool, typer.Option(
         help="Start a real model's run set without first checking the provider with `bench doctor`'s round trip.")] = False,
+    tool_from: ToolFrom = None,
+    tool_timeout: ToolTimeout = DEFAULT_TOOL_TIMEOUT,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report.
 
@@ -201,6 +208,7 @@ def run(
     from armbench.questions import set_names
 
     arms = expand(arm, list(ARMS), "arm")
+    positive(tool_timeout, "--tool-timeout")
     if not set_names():
         from armbench.paths import questions_dir
 
@@ -224,12 +232,14 @@ def run(
     routing = with_settings(get_model(model).provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
                             settings)
     planned = plan_run(
-        model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None, arms=arms,
+        model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None,
+        arms=arms if arm != ALL else None,
         questions=comma_list(question), out=out_dir, resume=resume, allow_unlocked=allow_unlocked, price=prices,
         completion_kwargs=routing, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
         max_retries=max_retries, retry_base_delay=retry_base_delay, request_timeout=request_timeout,
         run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
+        tool_from=tool_from or [], tool_timeout=tool_timeout,
         skip_preflight=skip_preflight,
     )
     target = planned.store.directory
@@ -303,6 +313,77 @@ def print_run_summary(result) -> None:
                   "the provider may be dropping them: check with `bench doctor`", highlight=False)
     if result.halted:
         err.print(f"[yellow]stopped early:[/yellow] {result.halted}", highlight=False)
+
+
+@app.command()
+def synthesize(
+    domain: Annotated[str, typer.Option(help="The domain whose tool the model builds.")],
+    model: Annotated[str, typer.Option(help="A LiteLLM model string, or offline: scripted/synth-oracle, "
+                                            "scripted/synth-broken, local/<name>.")],
+    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls for the episode.")] = 40,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", help="Synthesis folder (default results/synthesis-<domain>-<time>).")] = None,
+    run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time for the episode.")] = None,
+    max_tokens_per_run: Annotated[Optional[int], typer.Option(min=1, help="Token cap for the episode.")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(help="Dollar cap for the episode.")] = None,
+    tool_timeout: ToolTimeout = DEFAULT_TOOL_TIMEOUT,
+    rpm: Annotated[Optional[int], typer.Option(min=1, help="Model calls per minute to the provider.")] = None,
+    max_retries: MaxRetries = DEFAULT_MAX_RETRIES,
+    request_timeout: RequestTimeout = None,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    seed: Seed = None,
+    reasoning_effort: ReasoningEffort = None,
+    api_base: ApiBase = None,
+    model_arg: ModelArgs = None,
+    env_file: EnvFile = None,
+    record: Annotated[bool, typer.Option(help="Record every model request and response.")] = False,
+    price: Annotated[Optional[str], typer.Option(
+        metavar="IN,OUT", help="Dollars per million input and output tokens, for a model LiteLLM does not price.")] = None,
+    skip_preflight: Annotated[bool, typer.Option(
+        help="Start with a real model without first checking the provider with `bench doctor`'s round trip.")] = False,
+) -> None:
+    """Let a model build a domain's typed tool from its replica and design questions, and freeze it.
+
+    The model gets the browsing arm's tools plus write_tool, try_tool and submit_tool, and the
+    domain's design questions with their answers (never the held-out ones). A submitted tool is
+    frozen under OUT/tool/; score it with `bench run --arm synthesized --tool-from OUT`. Exit 1
+    when no tool was submitted (OUT/synthesis.json says why)."""
+    for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
+                        (max_cost, "--max-cost"), (tool_timeout, "--tool-timeout")]:
+        positive(value, flag)
+    prices = parse_price(price)
+    settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
+
+    from armbench.api import plan_synthesis
+    from armbench.engine.synthesis import synthesize as run_synthesis
+
+    planned = plan_synthesis(
+        model, domain, out=out_dir, price=prices, completion_kwargs=settings, budget=budget, run_timeout=run_timeout,
+        max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost, tool_timeout=tool_timeout, rpm=rpm,
+        max_retries=max_retries, request_timeout=request_timeout, record=record, skip_preflight=skip_preflight,
+    )
+    if planned.model.needs_preflight and not skip_preflight:
+        check_provider(planned)
+    err.print(f"synthesis: {model} builds a tool for {domain} (budget {budget} tool calls) in {planned.folder}",
+              highlight=False)
+    try:
+        synthesis = asyncio.run(until_terminated(run_synthesis(planned.domain, planned.config, planned.folder)))
+    except (KeyboardInterrupt, Terminated) as stopped:
+        err.print(f"{'terminated' if isinstance(stopped, Terminated) else 'interrupted'}: no tool was frozen")
+        raise typer.Exit(143 if isinstance(stopped, Terminated) else 130) from None
+    r = synthesis.record
+    cost = "unknown cost" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+    spent = (f"{r.actions} tool calls ({r.tool_errors} errors), {r.prompt_tokens + r.completion_tokens:,} tokens, "
+             f"{cost}, {r.wall_seconds:.1f} s")
+    if synthesis.tool is None:
+        err.print(f"[bold red]no tool:[/bold red] {r.failure}; {spent}. Transcript: "
+                  f"{planned.folder / r.transcript_path}", highlight=False)
+        raise typer.Exit(1)
+    out.print(f"tool {r.tool_name} frozen in {synthesis.tool.source_path.parent} (sha256 {r.tool_sha256[:12]}); "
+              f"{spent}", highlight=False)
+    out.print(f"score it: bench run --arm all --tool-from {planned.folder} --domain {domain} --model MODEL",
+              highlight=False)
 
 
 @app.command()

@@ -42,6 +42,7 @@ class StopReason(Term):
     cost_cap = "cost_cap", "the run reached its cost cap"
     token_cap = "token_cap", "the run reached its token cap"
     context_window = "context_window", "the conversation outgrew the model's context window"
+    submitted = "submitted", "the model submitted the tool it built (a synthesis episode, not a run)"
 
     @property
     def is_limit(self) -> bool:
@@ -210,6 +211,7 @@ DEFAULT_BUDGET = 24  # tool calls per episode
 DEFAULT_REQUEST_TIMEOUT = 120.0  # seconds per model call (a local model's own default is longer)
 DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call
 DEFAULT_RETRY_BASE_DELAY = 1.0  # seconds before the first retry; doubles each retry
+DEFAULT_TOOL_TIMEOUT = 60.0  # seconds per call of a synthesized tool (its sandbox is killed after)
 
 
 class RunConfig(BaseModel):
@@ -226,6 +228,8 @@ class RunConfig(BaseModel):
     runs: int = Field(1, ge=1)
     budget: int = Field(DEFAULT_BUDGET, ge=1)
     tools: str | None = None  # the tooled arm's typed tools: None = in-process, or mcp:COMMAND_OR_URL
+    tool_from: tuple[str, ...] = ()  # the synthesized arm's tools: `bench synthesize` folders, one per domain
+    tool_timeout: float = Field(DEFAULT_TOOL_TIMEOUT, gt=0)  # seconds per synthesized-tool call
     questions: tuple[str, ...] = ()  # only these question ids; empty = every question of the sets
     record: bool = False  # write every model request and response to <run-set>/recording/
     skip_preflight: bool = False  # a real model ran without `bench doctor`'s round trip first
@@ -293,6 +297,8 @@ class RunRecord(BaseModel):
     prompt_hash: str
     transcript_path: str
     replay_divergence: str | None = None  # a replayed run: the first step whose request differs
+    # the synthesized arm: the sha256 of the frozen tool the run had (ToolSpec.sha256)
+    synthesized_tool_hash: str | None = Field(default=None, exclude_if=_absent)
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
 
 
@@ -339,4 +345,42 @@ class Manifest(BaseModel):
     # absent for API models.
     decoding: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     replay_of: ReplayOf | None = Field(default=None, exclude_if=_absent)
+    # the synthesized arm's tool per domain: {"name", "sha256", "source", "synthesis"} (paths as given)
+    synthesized_tools: dict[str, dict[str, str]] = Field(default_factory=dict, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)
+
+
+class SynthesisRecord(BaseModel):
+    """<DIR>/synthesis.json: one `bench synthesize` episode, what it was given, spent and made.
+
+    The model saw the domain's design questions with their answers (`question_set_hash`), never
+    the held-out ones. `tool_sha256` is set when it submitted a tool (frozen under <DIR>/tool/);
+    otherwise `failure` says why there is none.
+    """
+
+    domain: str
+    model: str
+    created: str
+    git_commit: str | None
+    config: dict[str, Any]  # RunConfig.manifest_config(): budget, caps, generation settings
+    question_set_hash: str
+    data_hash: str
+    prompt_hash: str  # of the synthesis prompt, with the replica named, not addressed
+    sandbox_isolation: str
+    tool_name: str | None
+    tool_sha256: str | None
+    failure: str | None
+    stop_reason: StopReason
+    error: str | None
+    error_kind: ErrorKind | None
+    cost_usd: float | None  # None: the model has no known price
+    prompt_tokens: int
+    completion_tokens: int
+    actions: int
+    actions_by_tool: dict[str, int]
+    tool_errors: int
+    retries: int
+    wall_seconds: float
+    model_seconds: float
+    tool_seconds: float
+    transcript_path: str  # relative to <DIR>

@@ -39,7 +39,8 @@ def test_the_api_module_example_runs_as_written(tmp_path):
     ({"runs": 0}, "runs: Input should be greater than or equal to 1"),
     ({"max_cost": -1.0}, "max_cost: Input should be greater than 0"),
     ({"nosuch": 1}, "nosuch: Extra inputs are not permitted"),
-    ({"domains": "gpus"}, "domains takes a list of names, e.g. domains=['gpus']"),
+    ({"domains": "gpus"}, "domains takes a list, e.g. domains=['gpus'] (got 'gpus' alone)"),
+        ({"tool_from": "results/synth"}, "tool_from takes a list, e.g. tool_from=['results/synth']"),
     ({"completion_kwargs": {"model": "x"}}, "armbench sets model itself"),
 ])
 def test_bad_options_are_user_errors_before_anything_runs(tmp_path, options, message):

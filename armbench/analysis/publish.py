@@ -26,6 +26,7 @@ from armbench.analysis.report import (
     report_tables,
 )
 from armbench.analysis.summary import summarize
+from armbench.analysis.synthesis_report import synthesis_tables
 from armbench.analysis.tables import Table, to_markdown
 from armbench.analysis.transcript import read_turns, reference_answer
 from armbench.engine.store import RunSetStore
@@ -42,9 +43,11 @@ def title_of(store: RunSetStore) -> str:
     return f"armbench — {read_manifest(store).get('model', '?')} — {store.directory}"
 
 
-def all_tables(records: list[RunRecord]) -> list[Table]:
-    """The study's table first: with several domains it is the report's headline."""
-    return [domain_table(by_domain(records)), *report_tables(records), *arm_tables(records)]
+def all_tables(records: list[RunRecord], manifest: dict | None = None) -> list[Table]:
+    """The study's table first: with several domains it is the report's headline. A synthesized arm
+    adds its transfer and tool tables (its tools are named by the `manifest`)."""
+    return [domain_table(by_domain(records)), *report_tables(records), *arm_tables(records),
+            *synthesis_tables(records, manifest or {})]
 
 
 def as_json(records: list[RunRecord]) -> dict:
@@ -88,7 +91,7 @@ def write_report(store: RunSetStore) -> tuple[list[Table], list[Path]]:
     """Write report.md, report.html, the plots, the transcript and question pages; return the tables."""
     records = store.records_to_report()
     title = title_of(store)
-    tables = all_tables(records)
+    tables = all_tables(records, read_manifest(store))
     markdown = store.directory / "report.md"
     markdown.write_text(f"# {title}\n\n" + "\n".join(map(to_markdown, tables)), encoding="utf-8")
     plots = all_plots(records)

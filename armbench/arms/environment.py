@@ -3,15 +3,17 @@
 Started once per run set (`async with ArmEnvironment(domains) as env`), it hands each run its own
 arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
 run, its own python/http_get tools (the python tool holds the run's share of the replicas) and the
-domain's typed tools.
+domain's typed tools, or the domain's synthesized tool (run in that python tool's sandbox).
 """
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import hashlib
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from armbench.arms import ARMS
+from armbench.arms.frozen_tool import FrozenTool
 from armbench.arms.tool_source import TypedTools, in_process_tools
 from armbench.domains import find_domain
 from armbench.errors import UserError
@@ -20,7 +22,9 @@ from armbench.tools.base import Arm, OfferedTool, Tool
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.browser_tools import browser_tools
 from armbench.tools.sandbox import ReplicaRoute
+from armbench.tools.synthesized import SynthesizedTool
 from armbench.tools.web_tools import PythonTool, web_tools
+from armbench.types import DEFAULT_TOOL_TIMEOUT
 
 
 class LazySession:
@@ -67,10 +71,13 @@ class LazySession:
         return await (await self._open()).back()
 
 
-def check_arm(name: str, domain: str) -> None:
+def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> None:
     if name not in ARMS:
         raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
     find_domain(domain)  # refuses an unknown domain
+    if ARMS[name].synthesized_tool and domain not in synthesized:
+        raise UserError(f"the {name} arm needs a tool synthesized for {domain}: make one with `bench synthesize "
+                        f"--domain {domain} --out DIR`, then pass --tool-from DIR")
 
 
 def arm_tools(session: LazySession | None, origin: str, web: list[Tool], typed: list[OfferedTool]) -> list[OfferedTool]:
@@ -90,10 +97,14 @@ def symbolic(domain: str) -> str:
 
 
 class ArmEnvironment:
-    def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools):
-        """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP)."""
+    def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
+                 synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT):
+        """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP);
+        `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s."""
         self.domains = sorted(set(domains))
         self.typed_tools = typed_tools
+        self.synthesized = dict(synthesized or {})
+        self.tool_timeout = tool_timeout
         self.endpoints: dict[str, ReplicaEndpoint] = {}
         self.browser: Browser | None = None
         self._web: dict[str, list[Tool]] = {}
@@ -126,22 +137,49 @@ class ArmEnvironment:
         python = next(tool for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
         return f"{python.isolation}; {python.call_caps}"
 
-    def typed(self, name: str, domain: str) -> list[OfferedTool]:
-        return self.typed_tools(domain) if ARMS[name].typed_tools else []
+    def added(self, name: str, domain: str, web: list[Tool]) -> list[OfferedTool]:
+        """What the arm adds to browsing: the typed tools, the synthesized tool (in `web`'s sandbox), or nothing."""
+        if ARMS[name].typed_tools:
+            return self.typed_tools(domain)
+        if ARMS[name].synthesized_tool:
+            python = next(tool for tool in web if isinstance(tool, PythonTool))
+            frozen = self.synthesized[domain]
+            return [SynthesizedTool(frozen.spec, python, self.target(domain).base_url, self.tool_timeout)]
+        return []
+
+    def synthesized_tools(self, arms: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The manifest's entry for the synthesized tools these arms use, by domain."""
+        if not any(ARMS[name].synthesized_tool for name in arms):
+            return {}
+        return {domain: frozen.manifest_entry() for domain, frozen in sorted(self.synthesized.items())}
+
+    def synthesized_tool_hash(self, name: str, domain: str) -> str | None:
+        """The sha256 of the frozen tool a run of this arm has, for its record (None: it has none)."""
+        return self.synthesized[domain].spec.sha256 if ARMS[name].synthesized_tool else None
 
     def template(self, name: str, domain: str) -> Arm:
         """The arm's tools without a live browser: enough for schemas and the manifest hash."""
-        check_arm(name, domain)
-        return Arm(name, arm_tools(None, self.target(domain).base_url, self.web(domain), self.typed(name, domain)))
+        check_arm(name, domain, self.synthesized)
+        web = self.web(domain)
+        return Arm(name, arm_tools(None, self.target(domain).base_url, web, self.added(name, domain, web)))
+
+    def manifest_hash(self, template: Arm, domain: str) -> str:
+        """An arm's tool manifest hash (of its `template`) for the manifest and records, free of the
+        replica's address. A synthesized tool's source counts too: the same schema over other code
+        is another arm."""
+        digest = template.manifest_hash({self.target(domain).base_url: symbolic(domain)})
+        if ARMS[template.name].synthesized_tool:
+            digest = hashlib.sha256(f"{digest}:{self.synthesized[domain].spec.sha256}".encode()).hexdigest()
+        return digest
 
     @asynccontextmanager
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
-        check_arm(name, domain)
+        check_arm(name, domain, self.synthesized)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
             # Web tools of its own: the run's python calls share one allowance at the replicas.
             web = web_tools(self.routes(domain))
-            yield Arm(name, arm_tools(session, self.target(domain).base_url, web, self.typed(name, domain)))
+            yield Arm(name, arm_tools(session, self.target(domain).base_url, web, self.added(name, domain, web)))
         finally:
             await session.close()

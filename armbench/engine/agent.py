@@ -20,6 +20,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,17 +118,30 @@ async def run_episode(
     resources: str = "",
     limits: RunLimits = NO_LIMITS,
 ) -> Episode:
+    return await converse(system_prompt(budget, resources), question.prompt(), arm, model, budget=budget,
+                          limits=limits)
+
+
+async def converse(
+    system: str,
+    user: str,
+    arm: Arm,
+    model: str | ModelCaller,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    limits: RunLimits = NO_LIMITS,
+    submitted: Callable[[], bool] = lambda: False,
+) -> Episode:
+    """The loop behind every episode: a question's run, or a synthesis (which ends as `submitted`
+    once its submit tool has frozen a tool, with no further model call)."""
     client = get_model(model).client() if isinstance(model, str) else model
     episode = Episode()
     started = time.perf_counter()
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(budget, resources)},
-        {"role": "user", "content": question.prompt()},
-    ]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     with faults_injected() as episode.injected_faults:
         try:
             async with asyncio.timeout(limits.timeout):
-                await _loop(episode, messages, arm, client, budget, limits)
+                await _loop(episode, messages, arm, client, budget, limits, submitted)
         except TimeoutError:
             _end_by_timeout(episode, limits.timeout)
         finally:
@@ -173,6 +187,7 @@ async def _loop(
     client: ModelCaller,
     budget: int,
     limits: RunLimits,
+    submitted: Callable[[], bool],
 ) -> None:
     while True:
         cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
@@ -212,6 +227,9 @@ async def _loop(
                     "content": outcome.to_message_content(),
                 }
             )
+            if submitted():
+                episode.stop_reason = StopReason.submitted
+                return
 
 
 async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):

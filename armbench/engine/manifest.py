@@ -33,9 +33,11 @@ def build_manifest(
     replicas: dict[str, Any],
     sandbox_isolation: str,
     decoding: dict[str, Any] | None = None,
+    synthesized_tools: dict[str, dict[str, str]] | None = None,
 ) -> Manifest:
     """`tool_manifests` maps "<arm>/<domain>" to that arm's tool manifest hash; `replicas` maps
-    each domain to its endpoint (base_url); `decoding` is the model's (Model.decoding)."""
+    each domain to its endpoint (base_url); `decoding` is the model's (Model.decoding);
+    `synthesized_tools` the synthesized arm's frozen tools (FrozenTool.manifest_entry) by domain."""
     return Manifest(
         created=now(),
         model=config.model,
@@ -49,6 +51,7 @@ def build_manifest(
         versions={"python": platform.python_version(), "litellm": version("litellm")},
         sandbox_isolation=sandbox_isolation,
         decoding=decoding,
+        synthesized_tools=synthesized_tools or {},
     )
 
 
@@ -107,7 +110,13 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
 def check_environment(store: RunSetStore, stored: Manifest, current: Manifest) -> None:
     """Refuse the resume on what only the started environment knows: each arm's tools and the system
     prompt (their hashes name replicas, not addresses, so a moved port base is no difference)."""
-    problems = _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
+    problems = [
+        f"synthesized tool for {domain} (--tool-from): sha256 {_short(then.get('sha256'))} in the run set, "
+        f"{_short(current.synthesized_tools.get(domain, {}).get('sha256'))} now"
+        for domain, then in sorted(stored.synthesized_tools.items())
+        if then.get("sha256") != current.synthesized_tools.get(domain, {}).get("sha256")
+    ]
+    problems += _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
     if stored.decoding != current.decoding:
         problems.append("decoding: the model's reply grammar or tool-description rule differs from the run set's")
     if stored.prompt_hash != current.prompt_hash:

@@ -19,6 +19,7 @@ def to_record(
     prompt_hash: str,
     transcript_path: str,
     replay_divergence: object | None = None,
+    synthesized_tool_hash: str | None = None,
 ) -> RunRecord:
     question = job.question
     excluded = episode.error_kind is not None and episode.error_kind.is_excluded  # never graded as a miss
@@ -60,4 +61,5 @@ def to_record(
         prompt_hash=prompt_hash,
         transcript_path=transcript_path,
         replay_divergence=None if replay_divergence is None else str(replay_divergence),
+        synthesized_tool_hash=synthesized_tool_hash,
     )

@@ -20,6 +20,7 @@ from typing import Protocol
 from rich.console import Console
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.arms.frozen_tool import load_frozen_tools
 from armbench.arms.tool_source import open_typed_tools
 from armbench.engine.agent import prompt_hash, run_episode
 from armbench.engine.manifest import build_manifest, check_environment, record_resume, resumable
@@ -89,7 +90,9 @@ async def run_set(
     jobs = plan(question_sets, config)
     stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
     domains = [qs.domain for qs in question_sets]
-    async with open_typed_tools(config.tools) as typed_tools, ArmEnvironment(domains, typed_tools) as env:
+    synthesized = load_frozen_tools(config.tool_from)
+    async with (open_typed_tools(config.tools) as typed_tools,
+                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout) as env):
         return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
 
 
@@ -105,7 +108,7 @@ async def _run_jobs(
 ) -> RunSetResult:
     templates = {(arm, qs.domain): env.template(arm, qs.domain) for qs in question_sets for arm in config.arms}
     tool_manifests = {
-        tool_key(arm, domain): template.manifest_hash({env.target(domain).base_url: symbolic(domain)})
+        tool_key(arm, domain): env.manifest_hash(template, domain)
         for (arm, domain), template in templates.items()
     }
     # One prompt per question: it names only its own domain's replica, whatever else the set holds.
@@ -115,7 +118,8 @@ async def _run_jobs(
                       for domain in env.endpoints}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
-                              env.sandbox_isolation(), get_model(config.model).decoding(offered))
+                              env.sandbox_isolation(), get_model(config.model).decoding(offered),
+                              env.synthesized_tools(config.arms))
     callers = _model_callers(config, jobs, store, manifest)
     previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}
@@ -147,6 +151,7 @@ async def _run_jobs(
             prompt_hash=prompt_digests[job.question.domain],
             transcript_path=transcript,
             replay_divergence=callers.divergence(caller),
+            synthesized_tool_hash=env.synthesized_tool_hash(job.arm, job.question.domain),
         )
         store.append(record)
         return record

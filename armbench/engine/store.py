@@ -108,9 +108,7 @@ class RunSetStore:
 
     def write_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> str:
         path = self.transcripts_dir / f"{run_id}.jsonl"
-        with path.open("w", encoding="utf-8") as handle:
-            for message in messages:
-                handle.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
+        write_transcript(path, messages)
         return str(path.relative_to(self.directory))
 
     def append(self, record: RunRecord) -> None:
@@ -181,6 +179,13 @@ class RunSetStore:
         return lines
 
 
+def write_transcript(path: Path, messages: list[dict[str, Any]]) -> None:
+    """An episode's messages, one JSON line each."""
+    with path.open("w", encoding="utf-8") as handle:
+        for message in messages:
+            handle.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
+
+
 def unwritable(folder: Path) -> str | None:
     """Why no file can be made in `folder` (None if one can), found by making one."""
     try:
@@ -216,7 +221,8 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "empty_tool_args": pl.Int64, "retries": pl.Int64, "injected_faults": LIST_OF_TEXT,
     "call_providers": LIST_OF_TEXT, "wall_seconds": pl.Float64, "model_seconds": pl.Float64,
     "tool_seconds": pl.Float64, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
-    "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "finished_at": TEXT,
+    "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "synthesized_tool_hash": TEXT,
+    "finished_at": TEXT,
 }
 
 
@@ -224,6 +230,7 @@ def records_frame(records: list[RunRecord]) -> pl.DataFrame:
     """Every field of the records (runs.parquet), typed by RUNS_SCHEMA."""
     rows = [
         {**record.model_dump(mode="json"), "injected_faults": record.injected_faults,
+         "synthesized_tool_hash": record.synthesized_tool_hash,
          "actions_by_tool": [{"tool": tool, "count": count} for tool, count in record.actions_by_tool.items()]}
         for record in records
     ]

@@ -1,4 +1,5 @@
-"""Built-in scripts: the oracle (a reference policy, not a language model) and provider faults.
+"""Built-in scripts: the oracle (a reference policy, not a language model), provider faults, and
+the synthesis scripts (synthesis_scripts.py).
 
 The scripted provider registers BUILT_IN_SCRIPTS when it is set up.
 """
@@ -11,6 +12,7 @@ import litellm
 
 from armbench.models.probe import PROBE_TOOL, probe_word
 from armbench.models.script_registry import Reply, Script, ScriptedToolCall, Turn
+from armbench.models.synthesis_scripts import SYNTHESIS_SCRIPTS
 from armbench.questions import load_sets, with_replica_addresses
 from armbench.types import Question, Solution
 
@@ -124,4 +126,5 @@ BUILT_IN_SCRIPTS: dict[str, Script] = {
     "rate-limit": rate_limit,
     "server-error": server_error,
     "timeout": timeout,
+    **SYNTHESIS_SCRIPTS,
 }

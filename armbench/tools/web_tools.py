@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from armbench.tools.base import Tool, ToolError
 from armbench.tools.browser_tools import EXAMPLE_ORIGIN
 from armbench.tools.replica_gate import ReplicaShare, gated
-from armbench.tools.sandbox import BWRAP, ReplicaRoute, SandboxConfig, call_caps, isolation_mode, run_python
+from armbench.tools.sandbox import (
+    BWRAP,
+    ReplicaRoute,
+    SandboxConfig,
+    SandboxResult,
+    call_caps,
+    isolation_mode,
+    run_python,
+)
 
 PYTHON_DESCRIPTION = """\
 Run a Python 3 script in a fresh, isolated sandbox and get what it prints. Every call is a new \
@@ -89,12 +97,17 @@ class PythonTool(Tool):
             example=f"http://127.0.0.1:{routes[0].port}" if routes else EXAMPLE_ORIGIN,
         )
 
-    async def run(self, args: PythonArgs) -> dict[str, Any]:
+    async def execute(self, code: str, **limits: Any) -> SandboxResult:
+        """Run `code` in this tool's sandbox, held to the run's share of the replicas; `limits`
+        override SandboxConfig fields for this call (a synthesized tool's own timeout)."""
+        config = self.config.model_copy(update=limits)
         if self.isolation == BWRAP:
-            async with gated(self.config.replicas, self.share) as routes:
-                ran = await run_python(args.code, self.config.model_copy(update={"replicas": routes}))
-        else:  # the fallback has no network namespace: a relay would hold back nothing
-            ran = await run_python(args.code, self.config)
+            async with gated(config.replicas, self.share) as routes:
+                return await run_python(code, config.model_copy(update={"replicas": routes}))
+        return await run_python(code, config)  # the fallback has no network namespace: a relay would hold back nothing
+
+    async def run(self, args: PythonArgs) -> dict[str, Any]:
+        ran = await self.execute(args.code)
         result: dict[str, Any] = {
             "stdout": ran.stdout,
             "stderr": ran.stderr,

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from armbench.arms import ARMS
 from armbench.arms.environment import ArmEnvironment
+from armbench.arms.frozen_tool import FrozenTool
 from armbench.domains import DOMAINS
 from armbench.models.local_models import local_model
+from armbench.models.synthesis_scripts import KNOWN_TOOLS, write_call
 from armbench.models.tool_grammar import (
     MAX_ANSWER_CHARS,
     MAX_ITEMS,
@@ -28,6 +31,9 @@ from armbench.models.tool_grammar import (
 )
 from armbench.questions import load_set_file, set_path
 from armbench.tools.base import Arm
+from armbench.tools.synthesized import ToolSpec
+from armbench.tools.web_tools import PythonTool
+from armbench.tools.workshop import Workshop
 from tests.support.gbnf import Grammar
 
 CHECKED = [(domain, arm) for domain in ("gpus", "worldbank") for arm in ARMS]
@@ -44,6 +50,7 @@ COMMON_CALLS = [
     ("python", {"code": "import json\nprint(json.dumps({'é': 1}))\n\tpass"}),
     ("http_get", {"url": "http://127.0.0.1:8000/api/v2/country?page=2"}),
     ("http_get", {"url": "http://127.0.0.1:8000/", "offset": 64000}),
+    ("broken_query", {"mode": "hang"}),  # synth-broken's tool, the synthesized arm's outside gpus
 ]
 ANSWERS = [
     "ANSWER: Alabama; Texas",
@@ -103,9 +110,17 @@ REJECTED = {  # why -> (domain, arm, reply)
 }
 
 
+def known_tool(name: str) -> ToolSpec:
+    spec = json.loads((KNOWN_TOOLS / f"{name}.json").read_text())
+    return ToolSpec(spec["name"], spec["description"], spec["parameters"], (KNOWN_TOOLS / f"{name}.py").read_text())
+
+
 @cache
 def environment() -> ArmEnvironment:
-    return ArmEnvironment(list(DOMAINS))
+    """Every domain; the synthesized arm has synth-oracle's GPU tool for gpus, synth-broken's elsewhere."""
+    synthesized = {domain: FrozenTool(known_tool("gpus" if domain == "gpus" else "broken"), domain, Path("."))
+                   for domain in DOMAINS}
+    return ArmEnvironment(list(DOMAINS), synthesized=synthesized)
 
 
 @cache
@@ -135,10 +150,29 @@ def valid_calls(domain: str, name: str) -> list[str]:
     replies = []
     for tool, args in calls:
         # The grammar wants the schema's property order: the tool's own model writes it.
-        ordered = tools.tool(tool).Args.model_validate(args).model_dump(mode="json", exclude_unset=True)
+        ordered = schema_ordered(tools.tool(tool), args)
         replies += [call(tool, ordered), call(tool, ordered, separators=(",", ":"), ensure_ascii=False),
                     call(tool, ordered, indent=2)]
     return replies
+
+
+def schema_ordered(tool: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """`args` in the order of the tool's schema: its own model's, or for a synthesized tool (a JSON
+    schema, no model) the properties' order, one level down into lists of objects as well."""
+    if hasattr(tool, "Args"):
+        return tool.Args.model_validate(args).model_dump(mode="json", exclude_unset=True)
+    return order_by(tool.schema()["function"]["parameters"], args)
+
+
+def order_by(schema: dict[str, Any], value: Any) -> Any:
+    wanted = "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+    schema = next((branch for branch in schema.get("anyOf", []) if branch.get("type") == wanted), schema)
+    if isinstance(value, list):
+        return [order_by(schema.get("items", {}), item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    properties = schema.get("properties", {})
+    return {key: order_by(properties[key], value[key]) for key in properties if key in value}
 
 
 def schema_tool(name: str, schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -153,6 +187,18 @@ def schema_tool(name: str, schema: dict[str, Any], defs: dict[str, Any] | None =
 def test_accepts_a_valid_call_of_every_offered_tool_and_the_answer_form(domain, name):
     rejected = [reply for reply in valid_calls(domain, name) + ANSWERS if not grammar(domain, name).matches(reply)]
     assert not rejected, rejected[:3]
+
+
+def test_a_synthesis_can_write_try_and_submit_under_the_grammar():
+    """A local model pointed at `bench synthesize` decodes under the browsing arm's and the workshop's tools."""
+    env = environment()
+    python = next(tool for tool in env.web("gpus") if isinstance(tool, PythonTool))
+    workshop = Workshop(python, env.target("gpus").base_url, [])
+    text = tool_call_grammar(arm("gpus", "browsing").schemas() + [tool.schema() for tool in workshop.tools()])
+    written = write_call("gpus").arguments
+    replies = [call("write_tool", written), call("try_tool", {"arguments": '{"limit": 3}'}), call("submit_tool", {})]
+    assert all(Grammar(text).matches(reply) for reply in replies)
+    assert not Grammar(text).matches(call("write_tool", {**written, "parameters": {"type": "object"}}))
 
 
 @pytest.mark.parametrize("why", list(REJECTED))
