@@ -80,6 +80,7 @@ bench: setup
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/sandbox_startup.py
 	$(BIN)/python benchmarks/run_engine.py
+	$(BIN)/python benchmarks/ray_executor.py
 	$(BIN)/python benchmarks/worldbank_latency.py
 	$(BIN)/python benchmarks/report_scale.py
 	$(BIN)/python benchmarks/table_domain.py

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from armbench.errors import UserError
 from armbench.models.generation import check_completion_kwargs
-from armbench.types import DEFAULT_REQUEST_TIMEOUT, RunConfig, RunRecord
+from armbench.types import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SYNTHESIS_BUDGET, RunConfig, RunRecord
 
 if TYPE_CHECKING:
     from armbench.analysis.summary import GroupSummary
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 
 
 DEFAULT_CONCURRENCY = 4  # episodes in flight, as `bench run --concurrency` defaults
-DEFAULT_SYNTHESIS_BUDGET = 40  # tool calls for a synthesis: exploring, writing, trying, fixing
+# RunConfig's fields that mean nothing to one synthesis episode
+RUN_ONLY_SETTINGS = {"arms", "runs", "questions", "tools", "tool_from", "concurrency", "max_cost", "max_infra_errors",
+                     "executor", "ray_address", "ray_actors"}
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,7 @@ def plan_run(
                            tool_from=tuple(str(frozen.folder) for frozen in synthesized.values()), **settings)
     except ValidationError as error:
         raise UserError(f"bad run settings: {describe_settings(error)}") from None
+    check_executor(config)
     folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     store = RunSetStore(Path(folder))
     if resume:
@@ -167,6 +170,18 @@ def get_checked_model(model: str, price: tuple[float, float] | None, settings: d
     if settings.get("request_timeout") is None:
         settings["request_timeout"] = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
     return resolved
+
+
+def check_executor(config: RunConfig) -> None:
+    """--ray-address and --ray-actors go with --executor ray, which joins its cluster now: Ray missing,
+    a bad address or an unreachable cluster stop the run set before anything starts."""
+    if config.executor != "ray":
+        if config.ray_address or config.ray_actors:
+            raise UserError("--ray-address and --ray-actors say where --executor ray runs; add --executor ray")
+        return
+    from armbench.engine.ray_executor import connect
+
+    connect(config.ray_address)
 
 
 def describe_settings(error: ValidationError) -> str:
@@ -226,6 +241,9 @@ def plan_synthesis(
 
     if not isinstance(domain, str):
         raise UserError(f"synthesis builds one domain's tool: give its name, not {domain!r}")
+    run_only = sorted(set(settings) & RUN_ONLY_SETTINGS)
+    if run_only:
+        raise UserError(f"{', '.join(run_only)}: settings of a run set, not of a synthesis")
     resolved = get_checked_model(model, price, settings)
     design_questions(domain)  # an unknown domain, or one without frozen design questions
     check_completion_kwargs(completion_kwargs or {})

@@ -14,7 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from armbench.errors import UserError
-from armbench.types import DEFAULT_BUDGET, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY, DEFAULT_TOOL_TIMEOUT
+from armbench.types import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_BASE_DELAY,
+    DEFAULT_SYNTHESIS_BUDGET,
+    DEFAULT_TOOL_TIMEOUT,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -194,6 +200,12 @@ def run(
         help="Start a real model's run set without first checking the provider with `bench doctor`'s round trip.")] = False,
     tool_from: ToolFrom = None,
     tool_timeout: ToolTimeout = DEFAULT_TOOL_TIMEOUT,
+    executor: Annotated[str, typer.Option(
+        help="Where episodes run: local (this process) or ray (actors on a Ray cluster; pip install -e '.[ray]').")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(
+        help="--executor ray: the head node's HOST:PORT [default: $RAY_ADDRESS, a cluster running here, else a new one here].")] = None,
+    ray_actors: Annotated[Optional[int], typer.Option(
+        min=1, help="--executor ray: episode actors; --concurrency is split among them [default: one per node].")] = None,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report.
 
@@ -240,7 +252,7 @@ def run(
         run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
         tool_from=tool_from or [], tool_timeout=tool_timeout,
-        skip_preflight=skip_preflight,
+        skip_preflight=skip_preflight, executor=executor, ray_address=ray_address, ray_actors=ray_actors,
     )
     target = planned.store.directory
     if planned.model.needs_preflight and not skip_preflight:
@@ -320,7 +332,7 @@ def synthesize(
     domain: Annotated[str, typer.Option(help="The domain whose tool the model builds.")],
     model: Annotated[str, typer.Option(help="A LiteLLM model string, or offline: scripted/synth-oracle, "
                                             "scripted/synth-broken, local/<name>.")],
-    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls for the episode.")] = 40,
+    budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls for the episode.")] = DEFAULT_SYNTHESIS_BUDGET,
     out_dir: Annotated[Optional[Path], typer.Option(
         "--out", help="Synthesis folder (default results/synthesis-<domain>-<time>).")] = None,
     run_timeout: Annotated[Optional[float], typer.Option(help="Seconds of wall time for the episode.")] = None,

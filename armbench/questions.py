@@ -22,7 +22,8 @@ from armbench.errors import UserError, read_json_object, read_text
 from armbench.paths import QUESTIONS_DIR_ENV, lock_file, questions_dir
 from armbench.types import SET_NAME_PATTERN, Derivation, Question, SetName, Strict, render_value
 
-CONVENTIONAL_SETS = ("design", "heldout")
+DESIGN, HELDOUT = "design", "heldout"
+CONVENTIONAL_SETS = (DESIGN, HELDOUT)
 RESERVED_SET_NAME = "all"
 SET_NAME = re.compile(SET_NAME_PATTERN)
 

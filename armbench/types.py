@@ -212,6 +212,7 @@ DEFAULT_REQUEST_TIMEOUT = 120.0  # seconds per model call (a local model's own d
 DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call
 DEFAULT_RETRY_BASE_DELAY = 1.0  # seconds before the first retry; doubles each retry
 DEFAULT_TOOL_TIMEOUT = 60.0  # seconds per call of a synthesized tool (its sandbox is killed after)
+DEFAULT_SYNTHESIS_BUDGET = 40  # tool calls for a synthesis: exploring, writing, trying, fixing
 
 
 class RunConfig(BaseModel):
@@ -235,6 +236,11 @@ class RunConfig(BaseModel):
     skip_preflight: bool = False  # a real model ran without `bench doctor`'s round trip first
     price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
     concurrency: int = Field(1, ge=1)
+    # where episodes run: in this process, or on Ray actors (--executor ray); not part of what a run
+    # set measures, so a resume may change it
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # the Ray cluster to join; None: RAY_ADDRESS, one running here, or a new one
+    ray_actors: int | None = Field(None, ge=1)  # episode actors on the cluster; None: one per node
     rpm: int | None = Field(None, ge=1)  # model calls per minute to the provider
     max_retries: int = Field(DEFAULT_MAX_RETRIES, ge=0)
     retry_base_delay: float = Field(DEFAULT_RETRY_BASE_DELAY, ge=0)
@@ -345,7 +351,7 @@ class Manifest(BaseModel):
     # absent for API models.
     decoding: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     replay_of: ReplayOf | None = Field(default=None, exclude_if=_absent)
-    # the synthesized arm's tool per domain: {"name", "sha256", "source", "synthesis"} (paths as given)
+    # the synthesized arm's tool per domain: {"name", "sha256", "source", "synthesis"} (absolute paths)
     synthesized_tools: dict[str, dict[str, str]] = Field(default_factory=dict, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)
 

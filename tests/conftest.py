@@ -1,5 +1,4 @@
 import os
-import random
 import shutil
 import socket
 import subprocess
@@ -12,6 +11,7 @@ from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.models.script_registry import SCRIPTS
 from armbench.questions import load_set_file, set_path
+from armbench.replicas.serve import free_port_base
 from tests.support.run_sets import build_two_arm_run_set
 
 # LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
@@ -42,27 +42,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def free_port_base() -> int:
-    """A replica port base whose every port (base + 0..MAX_OFFSET) is free now, below the ephemeral
-    range (32768+), where the kernel would otherwise hand the same ports to client connections."""
-    from armbench.replicas.serve import MAX_OFFSET
-
-    generator = random.Random()
-    while True:
-        base = generator.randrange(10_000, 32_768 - MAX_OFFSET - 1)
-        if all(port_is_free(base + offset) for offset in range(MAX_OFFSET + 1)):
-            return base
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 @pytest.fixture

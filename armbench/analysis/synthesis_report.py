@@ -15,11 +15,10 @@ from armbench.analysis.report import arm_figures
 from armbench.analysis.summary import grouped
 from armbench.analysis.tables import Table, points, usd
 from armbench.arms import ARMS
-from armbench.engine.synthesis import read_synthesis
+from armbench.arms.frozen_tool import read_synthesis
 from armbench.errors import UserError
+from armbench.questions import DESIGN, HELDOUT
 from armbench.types import RunRecord
-
-DESIGN, HELDOUT = "design", "heldout"
 
 
 def has_synthesized_arm(records: list[RunRecord]) -> bool:
@@ -52,9 +51,11 @@ def synthesized_tools_table(manifest: dict) -> Table:
     rows = []
     for domain, tool in sorted(manifest.get("synthesized_tools", {}).items()):
         try:
-            synthesis = read_synthesis(Path(tool.get("synthesis", "")))
+            synthesis = read_synthesis(Path(tool["synthesis"])) if tool.get("synthesis") else None
         except UserError:
             synthesis = None
+        if synthesis is not None and synthesis.tool_sha256 != tool.get("sha256"):
+            synthesis = None  # the folder now holds another tool's synthesis: its cost is not this tool's
         spent = (["—"] * 5 if synthesis is None else
                  [synthesis.model, str(synthesis.actions), f"{synthesis.prompt_tokens + synthesis.completion_tokens:,}",
                   usd(synthesis.cost_usd), f"{synthesis.wall_seconds:.1f}"])
@@ -66,8 +67,8 @@ def synthesized_tools_table(manifest: dict) -> Table:
         key_columns=4,
         note="The synthesized arm's tool per domain, as frozen by `bench synthesize` (sha256: of its name, "
         "description, schema and source; every run records it). built by … wall s: the synthesis episode, "
-        "paid once per tool and not included in the arm's per-run figures; —: its synthesis.json is not "
-        "where the manifest says.",
+        "paid once per tool and not included in the arm's per-run figures; —: no synthesis.json where the "
+        "manifest says, or one of another tool.",
     )
 
 

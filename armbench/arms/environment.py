@@ -158,10 +158,16 @@ class ArmEnvironment:
         return self.synthesized[domain].spec.sha256 if ARMS[name].synthesized_tool else None
 
     def template(self, name: str, domain: str) -> Arm:
-        """The arm's tools without a live browser: enough for schemas and the manifest hash."""
+        """The arm's tools without a live browser: enough for schemas and the manifest hash. A tool
+        the arm adds may not take the name of one it has already (a hand-made frozen tool could)."""
         check_arm(name, domain, self.synthesized)
         web = self.web(domain)
-        return Arm(name, arm_tools(None, self.target(domain).base_url, web, self.added(name, domain, web)))
+        arm = Arm(name, arm_tools(None, self.target(domain).base_url, web, self.added(name, domain, web)))
+        names = [tool.name for tool in arm.tools]
+        twice = sorted({tool for tool in names if names.count(tool) > 1})
+        if twice:
+            raise UserError(f"the {name} arm would offer two tools named {', '.join(twice)}; rename the added one")
+        return arm
 
     def manifest_hash(self, template: Arm, domain: str) -> str:
         """An arm's tool manifest hash (of its `template`) for the manifest and records, free of the

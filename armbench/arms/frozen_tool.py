@@ -2,6 +2,7 @@
 
     <DIR>/tool/tool.py     the module's source, as submitted
     <DIR>/tool/tool.json   {"name", "description", "parameters", "domain", "sha256"}
+    <DIR>/synthesis.json   the record of the episode that froze it (engine/synthesis.py writes it)
 
 Loading re-derives the hash from the files, so a tool edited after it was frozen is refused
 rather than run under the hash of another.
@@ -14,8 +15,10 @@ from pathlib import Path
 
 from armbench.errors import UserError, read_json_object, read_text
 from armbench.tools.synthesized import ToolSpec
+from armbench.types import SynthesisRecord
 
 TOOL_DIR = "tool"
+SYNTHESIS_FILE = "synthesis.json"
 SOURCE_FILE = "tool.py"
 SPEC_FILE = "tool.json"
 
@@ -49,23 +52,40 @@ def freeze(spec: ToolSpec, domain: str, folder: Path) -> FrozenTool:
 def load_frozen_tool(folder: Path) -> FrozenTool:
     """The tool `bench synthesize --out FOLDER` froze; a UserError naming what is wrong otherwise."""
     spec_path = folder / TOOL_DIR / SPEC_FILE
-    if not spec_path.exists():
+    try:
+        found = spec_path.is_file()
+    except OSError as error:  # a name too long for the file system
+        raise UserError(f"--tool-from {str(folder)[:200]}: {error.strerror}") from None
+    if not found:
         raise UserError(f"--tool-from {folder}: no frozen tool there (no {TOOL_DIR}/{SPEC_FILE}); "
                         "make one with `bench synthesize --out FOLDER`, or check the synthesis did submit a tool")
     meta = read_json_object(spec_path, "frozen tool spec")
     source = read_text(folder / TOOL_DIR / SOURCE_FILE, "frozen tool source")
-    fields = ("name", "description", "parameters", "domain", "sha256")
-    missing = [field for field in fields if field not in meta]
-    if missing:
-        raise UserError(f"frozen tool spec {spec_path} lacks {', '.join(missing)}")
-    spec = ToolSpec(str(meta["name"]), str(meta["description"]), meta["parameters"], source)
+    texts = ("name", "description", "domain", "sha256")
+    wrong = [field for field in texts if not isinstance(meta.get(field), str)]
+    if wrong or not isinstance(meta.get("parameters"), dict):
+        raise UserError(f"frozen tool spec {spec_path} needs {', '.join(texts)} as text and parameters as an "
+                        f"object; it has {', '.join(wrong) or 'parameters'} otherwise")
+    spec = ToolSpec(meta["name"], meta["description"], meta["parameters"], source)
     problems = spec.problems()
     if problems:
         raise UserError(f"frozen tool {spec_path}: {problems[0]}")
     if spec.sha256 != meta["sha256"]:
         raise UserError(f"frozen tool {folder / TOOL_DIR} was changed after it was frozen: its files hash to "
                         f"{spec.sha256[:12]}, its spec says {str(meta['sha256'])[:12]}; synthesize it again")
-    return FrozenTool(spec, str(meta["domain"]), folder)
+    return FrozenTool(spec, meta["domain"], folder)
+
+
+def read_synthesis(folder: Path) -> SynthesisRecord | None:
+    """The record of the episode that froze the tool in `folder` (None when there is none, e.g. a
+    tool frozen by hand)."""
+    path = folder / SYNTHESIS_FILE
+    if not path.is_file():
+        return None
+    try:
+        return SynthesisRecord.model_validate_json(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise UserError(f"synthesis record {path} cannot be read: {str(error)[:200]}") from None
 
 
 def load_frozen_tools(folders: list[str] | tuple[str, ...]) -> dict[str, FrozenTool]:

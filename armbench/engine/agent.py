@@ -291,6 +291,6 @@ def _is_empty(arguments: str | None) -> bool:
         return True
     try:
         return json.loads(arguments) in ({}, None)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: not empty either way
         return False
 

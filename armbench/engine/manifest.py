@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from armbench.arms.frozen_tool import load_frozen_tools
 from armbench.domains import data_hash
 from armbench.engine.store import RunSetStore, describe
 from armbench.errors import UserError
@@ -100,6 +101,7 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
     if then.get("completion_kwargs", {}) != now["completion_kwargs"]:
         problems.append(f"generation settings (--temperature, -M, ...): the run set used "
                         f"{then.get('completion_kwargs', {})}, this command {now['completion_kwargs']}")
+    problems += _synthesized_tool_differences(stored, config)
     digest = data_hash(qs.domain for qs in question_sets)
     same_domains = _parts(stored.get("question_sets", {}), 0) == _parts(current, 0)  # else --domain says it
     if same_domains and stored.get("data_hash") != digest:
@@ -107,16 +109,28 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
     return problems
 
 
+def _synthesized_tool_differences(stored: dict[str, Any], config: RunConfig) -> list[str]:
+    """The synthesized arm's tools (by hash) and their call timeout must be the run set's."""
+    then = {domain: tool.get("sha256") for domain, tool in stored.get("synthesized_tools", {}).items()}
+    if not then:
+        return []
+    if not config.tool_from:
+        return [f"--tool-from: the run set's synthesized arm used the tool(s) of {', '.join(sorted(then))}; give "
+                "the same --tool-from"]
+    now = {domain: frozen.spec.sha256 for domain, frozen in load_frozen_tools(config.tool_from).items()}
+    problems = [f"synthesized tool for {domain} (--tool-from): sha256 {_short(then.get(domain))} in the run set, "
+                f"{_short(now.get(domain))} now" for domain in sorted(then.keys() | now.keys())
+                if then.get(domain) != now.get(domain)]
+    timeout = stored.get("config", {}).get("tool_timeout")
+    if timeout != config.tool_timeout:
+        problems.append(f"--tool-timeout: the run set allowed {timeout} s per call, this command {config.tool_timeout:g}")
+    return problems
+
+
 def check_environment(store: RunSetStore, stored: Manifest, current: Manifest) -> None:
     """Refuse the resume on what only the started environment knows: each arm's tools and the system
     prompt (their hashes name replicas, not addresses, so a moved port base is no difference)."""
-    problems = [
-        f"synthesized tool for {domain} (--tool-from): sha256 {_short(then.get('sha256'))} in the run set, "
-        f"{_short(current.synthesized_tools.get(domain, {}).get('sha256'))} now"
-        for domain, then in sorted(stored.synthesized_tools.items())
-        if then.get("sha256") != current.synthesized_tools.get(domain, {}).get("sha256")
-    ]
-    problems += _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
+    problems = _hash_differences("tool manifest", stored.tool_manifests, current.tool_manifests)
     if stored.decoding != current.decoding:
         problems.append("decoding: the model's reply grammar or tool-description rule differs from the run set's")
     if stored.prompt_hash != current.prompt_hash:

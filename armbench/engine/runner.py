@@ -1,7 +1,9 @@
 """Run a plan on a pool of workers; grade each episode and append its record as it finishes.
 
 `concurrency` workers pull jobs from one shared iterator, so memory holds that many episodes
-however large the plan. A run set stops early in three ways, with every finished record on disk:
+however large the plan. Each worker hands its jobs to a site (executor.py) that plays the episode
+here or on a Ray actor; grading, appending the record and the stop rules stay here either way.
+A run set stops early in three ways, with every finished record on disk:
 - Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
 - the run-set cost cap: no new run starts; runs in flight finish and are recorded.
 - more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
@@ -12,39 +14,37 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Protocol
 
 from rich.console import Console
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
-from armbench.arms.frozen_tool import load_frozen_tools
-from armbench.arms.tool_source import open_typed_tools
-from armbench.engine.agent import prompt_hash, run_episode
+from armbench.engine.agent import prompt_hash
+from armbench.engine.executor import (
+    ArmSource,
+    EpisodeSite,
+    ExecutorLost,
+    Played,
+    SiteScope,
+    WorkerScope,
+    arm_templates,
+    in_process,
+    open_environment,
+    prompt_resources,
+    tool_manifest_hashes,
+)
 from armbench.engine.manifest import build_manifest, check_environment, record_resume, resumable
-from armbench.engine.plan import Job, plan, run_limits, tool_key
+from armbench.engine.plan import Job, plan, tool_key
 from armbench.engine.progress import RunProgress, Totals
 from armbench.engine.records import to_record
 from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.models.model import RunCallers
+from armbench.models.recording import recording_path
 from armbench.questions import QuestionSet
-from armbench.tools.base import Arm
 from armbench.types import Manifest, RunConfig, RunRecord
-
-
-class ArmSource(Protocol):
-    def open_arm(self, name: str, domain: str) -> AbstractAsyncContextManager[Arm]: ...
-
-
-WorkerScope = Callable[[int], AbstractAsyncContextManager[ArmSource]]
-"""Opens what worker `i` needs for all its runs and yields where its runs get their arms from.
-
-The seam for per-worker resources; by default every worker shares the run set's environment
-(one browser, a fresh context per run).
-"""
 
 
 def shared_environment(env: ArmEnvironment) -> WorkerScope:
@@ -90,9 +90,7 @@ async def run_set(
     jobs = plan(question_sets, config)
     stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
     domains = [qs.domain for qs in question_sets]
-    synthesized = load_frozen_tools(config.tool_from)
-    async with (open_typed_tools(config.tools) as typed_tools,
-                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout) as env):
+    async with open_environment(domains, config) as env:
         return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
 
 
@@ -106,14 +104,9 @@ async def _run_jobs(
     show_progress: bool,
     worker_scope: WorkerScope | None,
 ) -> RunSetResult:
-    templates = {(arm, qs.domain): env.template(arm, qs.domain) for qs in question_sets for arm in config.arms}
-    tool_manifests = {
-        tool_key(arm, domain): env.manifest_hash(template, domain)
-        for (arm, domain), template in templates.items()
-    }
-    # One prompt per question: it names only its own domain's replica, whatever else the set holds.
-    # Its hash names the replica, not its address, so it is the same on any port base.
-    resources = {domain: resources_prompt({domain: target.base_url}) for domain, target in env.endpoints.items()}
+    templates = arm_templates(env, config.arms, [qs.domain for qs in question_sets])
+    tool_manifests = tool_manifest_hashes(env, templates)
+    # A prompt's hash names the replica, not its address, so it is the same on any port base.
     prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
                       for domain in env.endpoints}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
@@ -126,31 +119,21 @@ async def _run_jobs(
     pending = iter([job for job in jobs if job.run_id not in done])
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
     tally = Totals(previous)
-    scope = worker_scope or shared_environment(env)
 
-    async def run_one(job: Job, arms: ArmSource) -> RunRecord:
-        caller = callers.for_run(job.run_id)
-        async with arms.open_arm(job.arm, job.question.domain) as arm:
-            episode = await run_episode(
-                job.question,
-                arm,
-                caller,
-                budget=config.budget,
-                resources=resources[job.question.domain],
-                limits=run_limits(config),
-            )
+    async def run_one(job: Job, site: EpisodeSite) -> RunRecord:
+        played = await site.play(job)
         # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
         # the record is appended on the loop, so a cancelled run is either recorded or not at all.
-        transcript = await asyncio.to_thread(store.write_transcript, job.run_id, episode.transcript)
+        transcript = await asyncio.to_thread(_write_files, store, job.run_id, played)
         record = to_record(
             job,
             config,
-            episode,
+            played.episode,
             question_set_hash=manifest.question_sets[job.question_set.key],
             tool_manifest_hash=tool_manifests[job.tool_key],
             prompt_hash=prompt_digests[job.question.domain],
             transcript_path=transcript,
-            replay_divergence=callers.divergence(caller),
+            replay_divergence=played.divergence,
             synthesized_tool_hash=env.synthesized_tool_hash(job.arm, job.question.domain),
         )
         store.append(record)
@@ -158,12 +141,12 @@ async def _run_jobs(
 
     with RunProgress(config.model, len(jobs), tally, show=show_progress) as progress:
 
-        async def worker(index: int) -> None:
-            async with scope(index) as arms:
+        async def worker(index: int, sites: SiteScope) -> None:
+            async with sites(index) as site:
                 for job in pending:
                     if result.halted:
                         return
-                    record = await run_one(job, arms)
+                    record = await run_one(job, site)
                     result.records.append(record)
                     progress.add(record)
                     if _too_many_infra_errors(config, tally):
@@ -175,9 +158,10 @@ async def _run_jobs(
         try:
             if _too_many_infra_errors(config, tally):
                 raise _TooManyInfraErrors
-            async with asyncio.TaskGroup() as group:
+            async with (_sites(config, env, callers, worker_scope, tool_manifests, jobs) as sites,
+                        asyncio.TaskGroup() as group):
                 for index in range(config.concurrency):
-                    group.create_task(worker(index))
+                    group.create_task(worker(index, sites))
         except* _TooManyInfraErrors:
             store.finish()
             raise RunSetFailed(
@@ -186,6 +170,10 @@ async def _run_jobs(
                 f"are kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
                 result,
             ) from None
+        except* ExecutorLost as lost:
+            store.finish()
+            raise RunSetFailed(f"{lost.exceptions[0]}. Finished runs are kept in {store.runs_path}; runs in "
+                               "flight were dropped and --resume redoes them.", result) from None
     store.finish()
     if result.already_done + len(result.records) == result.planned:
         result.halted = None  # the cap was reached by the last run: nothing was left undone
@@ -193,6 +181,27 @@ async def _run_jobs(
         raise RunSetFailed(f"{tally.infra_errors} of {result.planned} planned runs are infra errors, more than "
                            f"half. First error: {tally.first_infra_error}", result)
     return result
+
+
+def _sites(config: RunConfig, env: ArmEnvironment, callers: RunCallers, worker_scope: WorkerScope | None,
+           tool_manifests: dict[str, str], jobs: list[Job]) -> AbstractAsyncContextManager[SiteScope]:
+    """Where the workers' episodes run: here, each worker on the arms its scope opens, or on Ray actors
+    (imported only then), each with an environment of its own."""
+    if config.executor == "ray":
+        from armbench.engine.ray_executor import ray_sites
+
+        return ray_sites(config, env.domains, [job.run_id for job in jobs], tool_manifests)
+    return nullcontext(in_process(worker_scope or shared_environment(env), callers, config, prompt_resources(env)))
+
+
+def _write_files(store: RunSetStore, run_id: str, played: Played) -> str:
+    """What a run leaves besides its record: a recording its site made elsewhere, and the transcript
+    (whose path the record gives)."""
+    if played.recording is not None:
+        path = recording_path(store.directory, run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(played.recording)
+    return store.write_transcript(run_id, played.episode.transcript)
 
 
 def _model_callers(config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: Manifest) -> RunCallers:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
-from armbench.arms.frozen_tool import FrozenTool, freeze
+from armbench.arms.frozen_tool import SYNTHESIS_FILE, TOOL_DIR, FrozenTool, freeze
 from armbench.domains import data_hash, find_domain
 from armbench.engine.agent import Episode, converse
 from armbench.engine.manifest import git_commit, now
@@ -27,15 +27,13 @@ from armbench.engine.plan import run_limits
 from armbench.engine.store import unwritable, write_transcript
 from armbench.errors import UserError
 from armbench.models import get_model
-from armbench.questions import QuestionSet, load_sets, unlocked_sets
+from armbench.questions import DESIGN, QuestionSet, load_sets, unlocked_sets
 from armbench.tools.web_tools import PythonTool
 from armbench.tools.workshop import Workshop
 from armbench.types import RunConfig, StopReason, SynthesisRecord
 
 SYNTHESIS_ID = "synthesis"  # its transcript's and recording's name, as a run id names a run's
-RECORD_FILE = "synthesis.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
-DESIGN_SET = "design"
 
 SYSTEM_PROMPT = """\
 You are a careful software engineer. Build one tool: a typed query function over the data a site \
@@ -75,11 +73,11 @@ class Synthesis:
 def design_questions(domain: str) -> QuestionSet:
     """The questions a synthesis sees: the domain's frozen design set (never held-out)."""
     find_domain(domain)
-    found = load_sets([domain], [DESIGN_SET])
+    found = load_sets([domain], [DESIGN])
     if not found:
-        raise UserError(f"{domain} has no {DESIGN_SET} question set to build a tool against")
+        raise UserError(f"{domain} has no {DESIGN} question set to build a tool against")
     if unlocked_sets(found):
-        raise UserError(f"{domain}'s {DESIGN_SET} questions differ from questions/questions.lock; run "
+        raise UserError(f"{domain}'s {DESIGN} questions differ from questions/questions.lock; run "
                         "`bench questions verify` then `bench questions freeze`")
     return found[0]
 
@@ -95,8 +93,8 @@ def task_prompt(domain: str, questions: QuestionSet) -> str:
 
 def check_folder(folder: Path) -> None:
     """Refuse, before anything starts, a folder that holds a synthesis already or takes no files."""
-    if (folder / RECORD_FILE).exists():
-        raise UserError(f"{folder} holds a synthesis already; choose another --out")
+    if (folder / SYNTHESIS_FILE).exists() or (folder / TOOL_DIR).exists():
+        raise UserError(f"{folder} holds a synthesis or a tool already; choose another --out")
     nearest = next(path for path in (folder, *folder.parents) if path.exists())
     problem = "it is a file" if not nearest.is_dir() else unwritable(nearest)
     if problem:
@@ -138,7 +136,7 @@ async def synthesize(domain: str, config: RunConfig, folder: Path) -> Synthesis:
         retries=episode.retries, wall_seconds=episode.wall_seconds, model_seconds=episode.model_seconds,
         tool_seconds=episode.tool_seconds, transcript_path=TRANSCRIPT_FILE,
     )
-    (folder / RECORD_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (folder / SYNTHESIS_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return Synthesis(folder, record, tool)
 
 
@@ -153,14 +151,3 @@ def failure(episode: Episode, budget: int) -> str:
     if episode.error:
         return episode.error
     return "the model stopped without calling submit_tool"
-
-
-def read_synthesis(folder: Path) -> SynthesisRecord | None:
-    """The episode record a frozen tool came from (None when its folder has none, e.g. hand-made)."""
-    path = folder / RECORD_FILE
-    if not path.exists():
-        return None
-    try:
-        return SynthesisRecord.model_validate_json(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise UserError(f"synthesis record {path} cannot be read: {str(error)[:200]}") from None

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from armbench.models.ratelimit import RpmLimiter
+from armbench.models.ratelimit import Limiter
 from armbench.models.retry import RetryPolicy, is_transient
 from armbench.types import DEFAULT_REQUEST_TIMEOUT
 
@@ -48,7 +48,7 @@ class ModelClient:
     completion_kwargs: dict[str, Any] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
-    limiter: RpmLimiter | None = None
+    limiter: Limiter | None = None
     rng: random.Random = field(default_factory=random.Random)
 
     async def complete(

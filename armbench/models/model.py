@@ -16,7 +16,7 @@ from typing import Any
 from armbench.errors import UserError
 from armbench.models.client import ModelCaller, ModelClient
 from armbench.models.pricing import check_priced, register_price
-from armbench.models.ratelimit import RpmLimiter
+from armbench.models.ratelimit import Limiter, RpmLimiter
 from armbench.models.recording import Recorder, recording_path
 from armbench.models.retry import RetryPolicy
 from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
@@ -87,19 +87,21 @@ class Model(ABC):
         completion_kwargs: dict[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        limiter: RpmLimiter | None = None,
+        limiter: Limiter | None = None,
     ) -> ModelCaller:
         """A caller of the live model: retried, bounded in time, rate limited when given a limiter."""
         return ModelClient(self.name, completion_kwargs or {}, retry or RetryPolicy(), request_timeout, limiter)
 
-    def callers(self, config: RunConfig, run_ids: list[str], run_set: Path) -> RunCallers:
-        """One client for every run (so one rate limit); with --record each run's calls are written
-        to the run set's recording."""
+    def callers(self, config: RunConfig, run_ids: list[str], run_set: Path,
+                limiter: Limiter | None = None) -> RunCallers:
+        """One client for every run (so one rate limit: `limiter` when the run set's is shared beyond
+        this process, else one of --rpm's own); with --record each run's calls are written to
+        `run_set`'s recording."""
         client = self.client(
             config.completion_kwargs,
             RetryPolicy(max_retries=config.max_retries, base_delay=config.retry_base_delay),
             config.request_timeout,
-            RpmLimiter(config.rpm) if config.rpm else None,
+            limiter or (RpmLimiter(config.rpm) if config.rpm else None),
         )
         if config.record:
             return RunCallers(lambda run_id: Recorder(client, recording_path(run_set, run_id)))

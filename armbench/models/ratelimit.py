@@ -1,6 +1,8 @@
 """A requests-per-minute limit on the provider: at most N model calls start in any 60-second window.
 
-A run set uses one model, so one limiter per run set is one limiter per provider.
+A run set uses one model, so one limiter per run set is one limiter per provider. On a Ray cluster
+the one limiter lives in an actor of its own, and each episode actor's client asks it for permits
+(armbench/engine/ray_executor.py): anything with `acquire` is a Limiter.
 """
 from __future__ import annotations
 
@@ -8,6 +10,12 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+
+class Limiter(Protocol):
+    async def acquire(self) -> None:
+        """Return once a model call may start."""
 
 
 class RpmLimiter:

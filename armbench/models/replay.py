@@ -28,7 +28,7 @@ from armbench.errors import UserError, read_json_object
 from armbench.models.client import ModelCaller, ProviderFailure
 from armbench.models.jsondiff import first_difference, parsed
 from armbench.models.model import Model, RunCallers
-from armbench.models.ratelimit import RpmLimiter
+from armbench.models.ratelimit import Limiter
 from armbench.models.recording import recording_dir, recording_path, tools_digest
 from armbench.models.retry import RetryPolicy
 from armbench.replicas.serve import endpoint
@@ -53,11 +53,12 @@ class ReplayModel(Model):
         completion_kwargs: dict[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        limiter: RpmLimiter | None = None,
+        limiter: Limiter | None = None,
     ) -> ModelCaller:
         raise UserError(f"{self.name} plays a recording back; there is no live model to call")
 
-    def callers(self, config: RunConfig, run_ids: list[str], run_set: Path) -> RunCallers:
+    def callers(self, config: RunConfig, run_ids: list[str], run_set: Path,
+                limiter: Limiter | None = None) -> RunCallers:
         """A player per run, each answering from that run's recording (all read before any run starts)."""
         recording = Recording(self.directory)
         steps = recording.load(run_ids, moved_replicas(recording.manifest.get("replicas", {})))

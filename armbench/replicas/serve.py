@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import importlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -83,6 +84,26 @@ def port_base() -> int:
 
 def socket_dir() -> Path:
     return Path(os.environ.get(SOCKET_DIR_ENV) or DEFAULT_SOCKET_DIR.format(port_base=port_base()))
+
+
+def free_port_base() -> int:
+    """A port base whose every port (base + 0..MAX_OFFSET) is free now, below the ephemeral range
+    (32768+), where the kernel would otherwise hand the same ports to client connections: for
+    replicas of their own (a Ray actor's, a test's) beside any others on the machine."""
+    generator = random.Random()
+    while True:
+        base = generator.randrange(10_000, 32_768 - MAX_OFFSET - 1)
+        if all(port_is_free(base + offset) for offset in range(MAX_OFFSET + 1)):
+            return base
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
 
 
 def endpoint(replica: Replica) -> ReplicaEndpoint:

@@ -15,7 +15,9 @@ import ast
 import hashlib
 import json
 import keyword
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,29 +30,35 @@ from armbench.types import DEFAULT_TOOL_TIMEOUT
 
 MAX_SOURCE_CHARS = 60_000
 MAX_DESCRIPTION_CHARS = 8_000
+MAX_PARAMETERS_CHARS = 20_000
+FORBIDDEN_KEYWORDS = {"$ref", "$dynamicRef", "$recursiveRef", "pattern", "patternProperties"}
+NAME_MAPS = {"properties", "$defs", "definitions", "dependentSchemas"}  # keyword -> a map from names to schemas
+DATA_KEYWORDS = {"enum", "const", "default", "examples"}  # keyword -> data, not a schema
 ERROR_TAIL_CHARS = 2_000
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 # Runs in the sandbox as the python tool's script: the tool's module gets REPLICA_URL, then its
 # function is called with the arguments; only the returned value reaches stdout.
 PROGRAM = '''\
-import contextlib, io, json, linecache, sys, traceback, types
+import json, linecache, os, sys, traceback, types
+result_fd = os.dup(1)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what the tool, or a process it starts, prints is discarded
 SOURCE = {source!r}
 linecache.cache["tool.py"] = (len(SOURCE), None, SOURCE.splitlines(True), "tool.py")
 module = types.ModuleType("tool")
 module.REPLICA_URL = {replica_url!r}
 sys.modules["tool"] = module
 try:
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(SOURCE, "tool.py", "exec"), module.__dict__)
-        result = getattr(module, {function!r})(**json.loads({arguments!r}))
+    exec(compile(SOURCE, "tool.py", "exec"), module.__dict__)
+    result = getattr(module, {function!r})(**json.loads({arguments!r}))
     if not isinstance(result, dict):
         result = {{"result": result}}
     text = json.dumps(result, ensure_ascii=False, allow_nan=False)
 except Exception as error:  # the traceback from the tool's own frames on
     traceback.print_exception(type(error), error, error.__traceback__.tb_next)
     sys.exit(1)
-sys.stdout.write(text)
+with os.fdopen(result_fd, "w", encoding="utf-8") as out:
+    out.write(text)
 '''
 
 
@@ -73,6 +81,9 @@ class ToolSpec:
 
     def problems(self) -> list[str]:
         """Why this spec cannot be a tool (empty when it can): each a sentence the author can act on."""
+        wrong_types = [field for field in ("name", "description", "source") if not isinstance(getattr(self, field), str)]
+        if wrong_types:
+            return [f"{', '.join(wrong_types)} must be text"]
         found = []
         if not NAME_PATTERN.fullmatch(self.name) or keyword.iskeyword(self.name):
             found.append(f"name {self.name[:80]!r} must be a lower-case Python identifier of at most 64 characters")
@@ -86,13 +97,37 @@ class ToolSpec:
 
 
 def schema_problems(parameters: Any) -> list[str]:
+    """The schema is checked in the harness, on every call: it must be self-contained (a reference
+    could point anywhere, or at itself) and hold no regular expression (one can backtrack for minutes)."""
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
         return ['parameters must be a JSON schema of an object: {"type": "object", "properties": {...}}']
+    size = len(json.dumps(parameters))
+    if size > MAX_PARAMETERS_CHARS:
+        return [f"parameters is {size:,} characters of JSON (limit {MAX_PARAMETERS_CHARS:,}): it is sent on every call"]
+    forbidden = sorted(set(keywords(parameters)) & FORBIDDEN_KEYWORDS)
+    if forbidden:
+        return [f"parameters uses {', '.join(forbidden)}: write the schema out in full (no references) and check "
+                "text in the tool itself (no pattern)"]
     try:
         Draft202012Validator.check_schema(parameters)
     except SchemaError as error:
         return [f"parameters is not a valid JSON schema: {error.message[:300]}"]
     return []
+
+
+def keywords(schema: Any) -> Iterator[str]:
+    """Every keyword the schema uses, at any depth: not the names in `properties` or `$defs`, nor
+    the data of `enum`, `const`, `default` and `examples`."""
+    stack: list[tuple[Any, bool]] = [(schema, False)]  # (node, whether its keys are names, not keywords)
+    while stack:
+        node, names = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, False) for item in node)
+        elif isinstance(node, dict):
+            if not names:
+                yield from node
+            stack.extend((value, not names and key in NAME_MAPS) for key, value in node.items()
+                         if names or key not in DATA_KEYWORDS)
 
 
 def source_problems(source: str, name: str) -> list[str]:
@@ -102,6 +137,8 @@ def source_problems(source: str, name: str) -> list[str]:
         module = ast.parse(source, "tool.py")
     except SyntaxError as error:
         return [f"source does not compile: {error.msg} at line {error.lineno}"]
+    except (RecursionError, MemoryError, ValueError) as error:  # nesting too deep; a NUL byte
+        return [f"source does not compile: {type(error).__name__}"]
     functions = {node.name for node in module.body if isinstance(node, ast.FunctionDef)}
     if name not in functions:
         return [f"source defines no top-level function {name!r} (def {name}(...): the tool's name)"]
@@ -139,6 +176,9 @@ class SynthesizedTool:
             check_size(result)
         except ToolError as error:
             return ToolOutcome(error.as_result(), is_error=True)
+        except Exception as error:  # arguments nested too deep, a sandbox that cannot start: never a crash
+            failure = ToolError("tool_failure", f"{self.name} could not be called: {type(error).__name__}: {error}")
+            return ToolOutcome(failure.as_result(), is_error=True)
         return ToolOutcome(result, is_error="error" in result)  # a tool may report its own errors
 
     def checked(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +193,7 @@ class SynthesizedTool:
     async def call(self, arguments: dict[str, Any]) -> dict[str, Any]:
         ran = await self.sandbox.execute(
             sandbox_program(self.spec, self.replica_url, arguments),
-            wall_timeout_s=self.timeout_s, output_chars=MAX_RESULT_CHARS + 1,
+            wall_timeout_s=self.timeout_s, cpu_s=math.ceil(self.timeout_s) + 1, output_chars=MAX_RESULT_CHARS + 1,
         )
         if ran.timed_out:
             raise ToolError("timeout", f"{self.name} did not return within {self.timeout_s:g} s; the call was killed")
@@ -167,6 +207,9 @@ class SynthesizedTool:
             raise ToolError("result_too_large", f"{self.name} returned over {MAX_RESULT_CHARS:,} characters of JSON; "
                             "ask for fewer rows or fields")
         try:
-            return json.loads(ran.stdout)
-        except ValueError:
-            raise ToolError("tool_failure", f"{self.name} returned no JSON result") from None
+            result = json.loads(ran.stdout)
+        except (ValueError, RecursionError):
+            result = None
+        if not isinstance(result, dict):  # the program writes a dict; anything else was written around it
+            raise ToolError("tool_failure", f"{self.name} returned no JSON result (did it write to stdout itself?)")
+        return result

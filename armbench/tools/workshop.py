@@ -34,8 +34,8 @@ Result: {{"written", "sha256"}} or {{"error": {{"type", "message", "problems"}}}
 TRY_DESCRIPTION = """\
 Call the current draft with the arguments you give (a JSON object, as text), exactly as an agent \
 using the tool will: checked against its schema, run in the sandbox within {timeout:g} s. \
-Result: {{"result": what the function returned}} or the tool error an agent would see (a raise \
-with its traceback, a timeout, an oversized result, invalid arguments)."""
+Result: what the function returned, or the tool error an agent would see (a raise with its \
+traceback, a timeout, an oversized result, invalid arguments)."""
 
 SUBMIT_DESCRIPTION = """\
 Freeze the current draft as your tool and end this session; it cannot be changed afterwards. \
@@ -106,6 +106,10 @@ class WriteTool(WorkshopTool):
         problems = spec.problems()
         if spec.name in self.workshop.reserved:
             problems.append(f"{spec.name!r} is the name of a tool agents already have; choose another")
+        address = self.workshop.replica_url.removeprefix("http://")
+        if address in spec.source:
+            problems.append(f"the source names this machine's replica address ({address}); read REPLICA_URL "
+                            "instead: the port differs on other machines")
         if problems:
             raise ToolError("invalid_tool", "the draft was not written", problems=problems)
         self.workshop.draft = spec
@@ -121,11 +125,12 @@ class TryTool(WorkshopTool):
         w = self.workshop
         tool = SynthesizedTool(w.current(), w.sandbox, w.replica_url, w.timeout_s)
         outcome = await tool.invoke(args.arguments)
-        if outcome.is_error and isinstance(outcome.result.get("error"), dict):
-            error = outcome.result["error"]
-            details = {key: value for key, value in error.items() if key not in ("type", "message")}
-            raise ToolError(str(error.get("type", "tool_error")), str(error.get("message", "")), **details)
-        return {"result": outcome.result}
+        error = outcome.result.get("error") if outcome.is_error else None
+        if isinstance(error, dict):  # the tool error an agent would see, as this tool's own
+            failure = ToolError(str(error.get("type", "tool_error")), str(error.get("message", "")))
+            failure.details = {key: value for key, value in error.items() if key not in ("type", "message")}
+            raise failure
+        return outcome.result
 
 
 class SubmitTool(WorkshopTool):

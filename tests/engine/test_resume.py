@@ -93,8 +93,7 @@ async def test_a_refused_resume_starts_nothing_and_names_the_changed_domain(tmp_
     def started(*_args, **_kwargs):
         raise AssertionError("the environment was started for a resume that is refused")
 
-    monkeypatch.setattr(runner, "ArmEnvironment", started)
-    monkeypatch.setattr(runner, "open_typed_tools", started)
+    monkeypatch.setattr(runner, "open_environment", started)
     worldbank = load_set_file(set_path("worldbank", "design"))
     with pytest.raises(UserError) as refused:
         await run_set([gpu_design, worldbank], config, store, resume=True, show_progress=False)

@@ -12,6 +12,8 @@ import armbench
 from armbench.arms.frozen_tool import freeze, load_frozen_tool
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools.synthesized import ToolSpec
+from armbench.tools.web_tools import PythonTool
+from armbench.tools.workshop import Workshop
 
 
 def transcript(folder: Path) -> list[dict]:
@@ -120,7 +122,7 @@ def test_a_synthesis_that_submits_nothing_exits_1_and_says_why(tmp_path, cli):
 def test_synthesize_refuses_bad_input_before_anything_starts(broken_tool, tmp_path, cli):
     cases = [
         (["--domain", "nosuch"], "no domain 'nosuch'"),
-        (["--domain", "gpus", "--out", str(broken_tool)], "holds a synthesis already"),
+        (["--domain", "gpus", "--out", str(broken_tool)], "holds a synthesis or a tool already"),
         (["--domain", "gpus", "--model", "scripted/nosuch"], "no script 'nosuch'"),
         (["--domain", "gpus", "--max-cost", "-1"], "--max-cost must be a number more than 0"),
     ]
@@ -146,7 +148,7 @@ def test_synth_oracles_gpu_tool_answers_every_held_out_question_and_the_report_h
     code, out, _ = cli("synthesize", "--domain", "gpus", "--model", "scripted/synth-oracle", "--out", str(folder))
     assert code == 0 and "tool gpu_query frozen in" in out
     tries = [json.loads(m["content"]) for m in transcript(folder) if m.get("name") == "try_tool"]
-    assert tries and "rows" in tries[0]["result"]  # tried on a design question's arguments first
+    assert tries and "rows" in tries[0]  # tried on a design question's arguments first
     run_set = tmp_path / "three-arms"
     code, _, _ = cli("run", "--tool-from", str(folder), "--model", "scripted/oracle", "--set", "heldout",
                      "--domain", "gpus", "--out", str(run_set), "--quiet")
@@ -160,3 +162,61 @@ def test_synth_oracles_gpu_tool_answers_every_held_out_question_and_the_report_h
     report = (run_set / "report.md").read_text()
     assert "Transfer: design questions" in report and "Synthesized tools, and what building each cost" in report
     assert load_frozen_tool(folder).spec.sha256[:12] in report and str(folder / "tool" / "tool.py") in report
+
+
+async def test_try_tool_shows_what_the_arm_would_and_a_tools_own_error_details(arm_env):
+    python = next(tool for tool in arm_env.web("gpus") if isinstance(tool, PythonTool))
+    workshop = Workshop(python, arm_env.target("gpus").base_url, ["python"], timeout_s=20)
+    write, try_tool, _submit = workshop.tools()
+    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
+    source = ("def t(n=0):\n    if n < 0:\n        return {'error': {'type': 'bad_n', 'message': 'n < 0', 'kind': 'x'}}\n"
+              "    return {'rows': 'x' * n}\n")
+    written = await write.invoke({"name": "t", "description": "d", "parameters": schema, "source": source})
+    assert not written.is_error, written.result
+    just_under = 63_980  # the arm takes a result of this size; try_tool must as well
+    assert not (await try_tool.invoke({"arguments": json.dumps({"n": just_under})})).is_error
+    own = await try_tool.invoke({"arguments": '{"n": -1}'})
+    assert own.result == {"error": {"type": "bad_n", "message": "n < 0", "kind": "x"}}
+    clash = await write.invoke({"name": "python", "description": "d", "parameters": schema, "source": source})
+    assert "already have" in json.dumps(clash.result)
+    address = arm_env.target("gpus").base_url.removeprefix("http://")
+    pinned = await write.invoke({"name": "t", "description": "d", "parameters": schema,
+                                 "source": source + f"URL = 'http://{address}/gpus'\n"})
+    assert "read REPLICA_URL instead" in json.dumps(pinned.result)
+
+
+def test_hand_made_tools_that_cannot_be_loaded_are_one_message(broken_tool, tmp_path, cli):
+    def variant(name: str, **changes) -> Path:
+        folder = tmp_path / name
+        shutil.copytree(broken_tool, folder)
+        spec_path = folder / "tool" / "tool.json"
+        spec = {**json.loads(spec_path.read_text()), **changes}
+        spec_path.write_text(json.dumps(spec))
+        return folder
+
+    deep = tmp_path / "deep"
+    shutil.copytree(broken_tool, deep)
+    (deep / "tool" / "tool.py").write_text("x = " + "+".join(["1"] * 25_000) + "\n")  # nested too deep for ast
+    renamed = load_frozen_tool(broken_tool).spec
+    python = tmp_path / "python"
+    freeze(ToolSpec("python", renamed.description, renamed.parameters,
+                    renamed.source.replace("def broken_query", "def python")), "gpus", python)
+    cases = [
+        (deep, "source does not compile"),
+        (variant("null", description=None), "needs name, description, domain, sha256 as text"),
+        (variant("listed", parameters="{}"), "parameters as an object"),
+        (python, "two tools named python"),
+    ]
+    for folder, message in cases:
+        code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--question", "gpus-design-01",
+                           "--tool-from", str(folder), "--out", str(tmp_path / "unused"), "--quiet")
+        assert code == 2 and message in err, (folder.name, err)
+
+
+def test_resume_refuses_another_tool_timeout(broken_tool, tmp_path, cli):
+    out = tmp_path / "set"
+    plan = ["run", "--model", "scripted/oracle", "--arm", "synthesized", "--domain", "gpus", "--question",
+            "gpus-design-01", "--tool-from", str(broken_tool), "--quiet"]
+    assert cli(*plan, "--out", str(out))[0] == 0
+    code, _, err = cli(*plan, "--tool-timeout", "30", "--resume", str(out))
+    assert code == 2 and "--tool-timeout: the run set allowed 60.0 s per call, this command 30" in err

@@ -172,3 +172,39 @@ async def test_a_tool_does_not_outlive_its_call(arm_env):
     assert (await probe.invoke({})).result == {"started": True}
     lingering = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout
     assert lingering == "", "a process the tool started outlived its call"
+
+
+def test_a_schema_must_be_self_contained_and_free_of_regular_expressions():
+    """Both would run in the harness on every call: a reference can point anywhere or at itself, and a
+    pattern can backtrack for minutes on one argument."""
+    def problems(parameters: dict) -> list[str]:
+        return ToolSpec("t", "d", parameters, "def t(**a): return {}").problems()
+
+    ref = {"type": "object", "properties": {"a": {"$ref": "https://example.com/schema"}}}
+    nested_pattern = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "pattern": "^(a+)+$"}]}}}
+    assert "uses $ref" in problems(ref)[0] and "uses pattern" in problems(nested_pattern)[0]
+    named_pattern = {"type": "object", "properties": {"pattern": {"type": "string", "default": {"$ref": "x"}}}}
+    assert problems(named_pattern) == []  # a property's name and a default's data are not keywords
+    assert "limit" in problems({"type": "object", "description": "x" * 30_000})[0]
+
+
+@needs_bwrap
+async def test_nothing_a_call_sends_or_a_tool_writes_escapes_as_an_exception(arm_env):
+    deep = "[" * 100_000 + "]" * 100_000
+    outcome = await tool(arm_env, "return {}").invoke('{"a": ' + deep + "}")
+    assert outcome.is_error and outcome.result["error"]["type"] in ("invalid_json", "tool_failure")
+    scalar = await tool(arm_env, "os.write(1, b'1')\nos._exit(0)").invoke({})
+    assert scalar.result["error"]["type"] == "tool_failure" and "no JSON result" in scalar.result["error"]["message"]
+
+
+@needs_bwrap
+async def test_what_a_tool_or_its_children_print_is_discarded(arm_env):
+    noisy = tool(arm_env, "print('noise')\nsubprocess.run(['/usr/bin/echo', 'more noise'])\nreturn {'ok': 1}")
+    assert (await noisy.invoke({})).result == {"ok": 1}
+
+
+@needs_bwrap
+async def test_the_cpu_cap_follows_the_call_timeout(arm_env):
+    """A --tool-timeout past the sandbox's usual 20 s of CPU holds for a CPU-bound tool too."""
+    probe = tool(arm_env, "import resource\nreturn {'cpu': resource.getrlimit(resource.RLIMIT_CPU)[0]}", timeout_s=45)
+    assert (await probe.invoke({})).result == {"cpu": 46}

@@ -1,0 +1,269 @@
+"""The run engine on a Ray cluster (`bench run --executor ray`): episodes on actors, records here.
+
+Each episode actor is one worker process on some node. It owns what a local run set owns: the
+replicas (on the driver's machine, the driver's, which live as long as the run set; elsewhere its
+own, on a free port base with a private socket folder, so an actor that dies takes no other actor's
+replicas with it), one Chromium, the sandboxes and the model client; it plays episodes
+with the local executor's site (executor.InProcess), so the agent loop is the same. The driver
+keeps the queue: its `concurrency` workers are spread over the actors (worker i plays on actor
+i mod N), each sending one job at a time and getting back the episode with its transcript (and,
+with --record, its recording). Only the driver grades, appends to runs.jsonl and writes files, so
+resume, --max-cost, --max-infra-errors and the manifest mean exactly what they mean locally.
+
+An actor (or its node) that dies fails the calls in flight on it. Nothing was recorded for those
+runs, so each goes back to its worker, which plays it again on the actor started in the dead one's
+place (Ray places it on a live node): nothing is lost or written twice. Only when replacements keep
+failing does the run set stop (ExecutorLost): finished runs kept, --resume for the rest.
+
+--rpm is one limit for the whole cluster: a small actor holds the run set's RpmLimiter and every
+episode actor's model client asks it for a permit before each call.
+
+Ray is imported only here, and only when a run set asks for it.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from armbench.engine.executor import (
+    ExecutorLost,
+    InProcess,
+    Played,
+    SiteScope,
+    arm_templates,
+    open_environment,
+    prompt_resources,
+    tool_manifest_hashes,
+)
+from armbench.engine.plan import Job
+from armbench.errors import UserError
+from armbench.models import get_model
+from armbench.models.ratelimit import RpmLimiter
+from armbench.models.recording import recording_path
+from armbench.replicas.serve import PORT_BASE_ENV, SOCKET_DIR_ENV, free_port_base
+from armbench.types import RunConfig
+
+SHARED_ENV_PREFIX = "ARMBENCH_"  # the driver's settings (question bank, domains, ...) every actor gets too
+PROBE_TIMEOUT_S = 5.0  # to reach the head node: ray.init itself would retry for minutes
+STOP_TIMEOUT_S = 30.0  # for actors to close their browsers and replicas before they are killed
+REPLACEMENTS_PER_ACTOR = 3  # over the run set: an actor that keeps dying means something is wrong
+ACTOR_NAME = "armbench-episodes-{}"  # what `ray list actors` shows, numbered in this driver's order
+ACTOR_NUMBERS = itertools.count()
+
+
+def connect(address: str | None) -> None:
+    """Join the Ray cluster at `address` (None: $RAY_ADDRESS, a cluster running on this machine, else a
+    new one here). A UserError, one line, for anything the user can fix."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--executor ray needs Ray on this machine: pip install -e '.[ray]'") from None
+    if ray.is_initialized():
+        return
+    if address not in (None, "auto", "local"):
+        _probe(address)
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise UserError(f"cannot join the Ray cluster at {address or 'auto'}: {_first_line(error)}") from None
+
+
+def _probe(address: str) -> None:
+    """Refuse an address that is not HOST:PORT, or where nothing listens, at once."""
+    if address.startswith("ray://"):
+        raise UserError("--ray-address ray://... (Ray Client) is not supported: run bench on a node of the "
+                        "cluster and give the head node's HOST:PORT")
+    host, colon, port = address.rpartition(":")
+    if not (colon and host and port.isdigit() and 0 < int(port) < 65536):
+        raise UserError(f"--ray-address takes the head node's HOST:PORT (as `ray start --head` prints it, e.g. "
+                        f"10.0.0.5:6379) or auto; got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as error:
+        raise UserError(f"cannot reach the Ray cluster at {address}: {error.strerror or error}; is "
+                        "`ray start --head` running there?") from None
+
+
+def _first_line(error: BaseException) -> str:
+    cause = getattr(error, "cause", None) or error  # a task's error: what the actor raised
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+
+
+class RpmGate:
+    """The run set's one --rpm limit, held by an actor of its own."""
+
+    def __init__(self, rpm: int):
+        self.limiter = RpmLimiter(rpm)
+
+    async def acquire(self) -> None:
+        await self.limiter.acquire()
+
+
+class GatePermits:
+    """An episode actor's limiter: a permit from the gate actor per model call."""
+
+    def __init__(self, gate: Any):
+        self.gate = gate
+
+    async def acquire(self) -> None:
+        await self.gate.acquire.remote()
+
+
+class EpisodeActor:
+    """One worker process of the cluster: its own environment and model client, playing the jobs the
+    driver sends and handing back each finished episode."""
+
+    def __init__(self, config: RunConfig, domains: list[str], run_ids: list[str], gate: Any | None,
+                 driver_node: str):
+        self.config, self.domains, self.run_ids, self.gate = config, domains, run_ids, gate
+        self.driver_node = driver_node
+        self.scratch = Path(tempfile.mkdtemp(prefix="armbench-actor-"))  # its --record files, until sent
+        self.stack = AsyncExitStack()
+        self.site: InProcess | None = None
+
+    async def start(self) -> dict[str, str]:
+        """Open the environment; returns its tool manifest hashes, for the driver to compare with its own."""
+        import ray
+
+        self.stack.callback(shutil.rmtree, self.scratch, ignore_errors=True)
+        if ray.get_runtime_context().get_node_id() != self.driver_node:
+            self._private_replicas()
+        env = await self.stack.enter_async_context(open_environment(self.domains, self.config))
+        model = get_model(self.config.model)
+        if self.config.price_per_million:
+            model.set_price(*self.config.price_per_million)
+        permits = GatePermits(self.gate) if self.gate is not None else None
+        callers = model.callers(self.config, self.run_ids, self.scratch, permits)
+        self.site = InProcess(env, callers, self.config, prompt_resources(env))
+        return tool_manifest_hashes(env, arm_templates(env, self.config.arms, self.domains))
+
+    def _private_replicas(self) -> None:
+        """Replicas of this actor's own, on a free port base (the driver's settings name the driver's)."""
+        sockets = Path(tempfile.mkdtemp(prefix="ab-", dir="/tmp"))  # short: UNIX socket paths are limited
+        sockets.chmod(0o755)  # the python sandbox runs as another user and must reach the sockets
+        os.environ.update({PORT_BASE_ENV: str(free_port_base()), SOCKET_DIR_ENV: str(sockets)})
+        self.stack.callback(shutil.rmtree, sockets, ignore_errors=True)
+
+    async def play(self, job: Job) -> Played:
+        assert self.site is not None, "start() first"
+        played = await self.site.play(job)
+        recorded = recording_path(self.scratch, job.run_id)
+        if recorded.exists():
+            played.recording = recorded.read_bytes()
+            recorded.unlink()
+        return played
+
+    async def stop(self) -> None:
+        await self.stack.aclose()
+
+
+class ActorPool:
+    """The run set's episode actors, one per slot; a slot's actor that dies is replaced."""
+
+    def __init__(self, config: RunConfig, domains: list[str], run_ids: list[str], tool_manifests: dict[str, str]):
+        import ray
+
+        self.ray = ray
+        self.count = min(config.ray_actors or sum(node["Alive"] for node in ray.nodes()), config.concurrency)
+        self.expected = tool_manifests
+        shared = {name: value for name, value in os.environ.items() if name.startswith(SHARED_ENV_PREFIX)}
+        self.gate = ray.remote(RpmGate).options(num_cpus=0).remote(config.rpm) if config.rpm else None
+        self.actor_class = ray.remote(EpisodeActor)
+        self.actor_options = dict(
+            num_cpus=0, scheduling_strategy="SPREAD", runtime_env={"env_vars": shared} if shared else None,
+            max_concurrency=math.ceil(config.concurrency / self.count) + 2,  # its workers' jobs, start and stop
+        )
+        self.arguments = (config, domains, run_ids, self.gate, ray.get_runtime_context().get_node_id())
+        self.actors: list[Any] = []
+        self.replacements_left = REPLACEMENTS_PER_ACTOR * self.count
+        self.lock = asyncio.Lock()
+
+    def _new_actor(self) -> Any:
+        name = ACTOR_NAME.format(next(ACTOR_NUMBERS))
+        return self.actor_class.options(name=name, **self.actor_options).remote(*self.arguments)
+
+    async def start(self) -> None:
+        self.actors = [self._new_actor() for _ in range(self.count)]
+        try:
+            await asyncio.gather(*(self._started(actor) for actor in self.actors))
+        except self.ray.exceptions.RayError as error:
+            raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
+
+    async def _started(self, actor: Any) -> None:
+        """Wait for `actor`'s environment; refuse one whose tools differ from the driver's."""
+        hashes = await actor.start.remote()
+        if hashes != self.expected:
+            differ = sorted(key for key in self.expected if hashes.get(key) != self.expected[key])
+            raise ExecutorLost(f"a Ray actor's tools differ from this machine's ({', '.join(differ)}): every node "
+                               "needs the same checkout, set up with `make setup`")
+
+    async def replace(self, slot: int, dead: Any) -> None:
+        """Put a new actor in `slot`, where `dead` died; ExecutorLost once replacements keep failing."""
+        async with self.lock:
+            if self.actors[slot] is not dead:
+                return  # another of the slot's workers replaced it already
+            while True:
+                if self.replacements_left == 0:
+                    raise ExecutorLost(f"Ray actors died more than {REPLACEMENTS_PER_ACTOR * self.count} times")
+                self.replacements_left -= 1
+                self.ray.kill(dead)
+                self.actors[slot] = dead = self._new_actor()
+                try:
+                    await self._started(dead)
+                    return
+                except self.ray.exceptions.RayError:
+                    continue
+
+    def site(self, worker: int) -> ActorSite:
+        return ActorSite(self, worker % self.count)
+
+    async def close(self) -> None:
+        """Let the actors close their browsers and replicas, then end them (and the gate)."""
+        stops = asyncio.gather(*(actor.stop.remote() for actor in self.actors), return_exceptions=True)
+        try:
+            await asyncio.wait_for(stops, STOP_TIMEOUT_S)
+        except TimeoutError:
+            pass
+        for actor in [*self.actors, self.gate]:
+            if actor is not None:
+                self.ray.kill(actor)
+
+
+class ActorSite:
+    """A driver worker's site: the actor of its slot."""
+
+    def __init__(self, pool: ActorPool, slot: int):
+        self.pool, self.slot = pool, slot
+
+    async def play(self, job: Job) -> Played:
+        while True:
+            actor = self.pool.actors[self.slot]
+            try:
+                return await actor.play.remote(job)
+            except self.pool.ray.exceptions.RayActorError:
+                # The actor or its node died with this run in flight, unrecorded: play it again on the
+                # actor that takes the dead one's place.
+                await self.pool.replace(self.slot, actor)
+
+
+@asynccontextmanager
+async def ray_sites(config: RunConfig, domains: list[str], run_ids: list[str],
+                    tool_manifests: dict[str, str]) -> AsyncIterator[SiteScope]:
+    """Episode actors started, checked against the driver's tools, and ended with the run set."""
+    connect(config.ray_address)
+    pool = ActorPool(config, domains, run_ids, tool_manifests)
+    try:
+        await pool.start()
+        yield lambda worker: nullcontext(pool.site(worker))
+    finally:
+        await pool.close()

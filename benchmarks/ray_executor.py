@@ -1,0 +1,54 @@
+"""The run engine on Ray against the local executor: 200 scripted runs with 1 s of model latency.
+
+Local at concurrency 16, and Ray (a cluster started on this machine beforehand, as `ray start`
+would be) with 2 actors x 8 episodes each, against the ideal, model calls x latency / 16 slots
+(target <= 1.2x for Ray): the run set's wall time, start-up included (the driver's replicas and
+browser; on Ray the actors' too), and the episodes' span, from the first episode's start to the
+last record, which is what a long run set's throughput tends to.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+
+import ray
+from run_engine import LATENCY, timed_set
+
+from armbench.questions import load_sets
+from armbench.types import RunConfig
+
+RUNS = 200
+SLOTS = 16
+ACTORS = 2
+
+
+def episodes_span(records: list) -> float:
+    """Seconds from the first episode's start to the last record (records carry their end and length)."""
+    ends = [dt.datetime.fromisoformat(record.finished_at).timestamp() for record in records]
+    return max(ends) - min(end - record.wall_seconds for end, record in zip(ends, records))
+
+
+def main() -> None:
+    question_sets = load_sets(["gpus"])
+    planned = sum(len(qs.questions) for qs in question_sets)
+    local = RunConfig(model=f"scripted/oracle+latency={LATENCY:g}", arms=["tooled"], runs=RUNS // planned,
+                      concurrency=SLOTS)
+    on_ray = local.model_copy(update={"executor": "ray", "ray_actors": ACTORS})
+    ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        for config, how in [(local, f"local, concurrency {SLOTS}"),
+                            (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}")]:
+            elapsed, records = asyncio.run(timed_set(question_sets, config))
+            ideal = sum(len(r.call_providers) for r in records) * LATENCY / SLOTS
+            span = episodes_span(records)
+            print(f"run engine on {how}: {len(records)} runs with {LATENCY:g} s model latency: ideal {ideal:.2f} s; "
+                  f"wall {elapsed:.2f} s, ratio {elapsed / ideal:.3f}x with start-up; episodes {span:.2f} s, "
+                  f"ratio {span / ideal:.3f}x" + (" (target <= 1.2x)" if config.executor == "ray" else "")
+                  + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    finally:
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""The run engine on Ray (`--executor ray`) on a one-machine cluster of 2 CPUs: the same runs and
+grades as the local executor; an actor killed mid-run loses and duplicates nothing; bad input is
+one line and exit 2. The cluster is started once for the module (about 4 s)."""
+import asyncio
+import json
+import sys
+from collections import Counter
+
+import pytest
+import ray
+
+from armbench.engine.plan import plan
+from armbench.engine.ray_executor import ACTOR_NAME, ACTOR_NUMBERS
+from armbench.engine.runner import run_set
+from armbench.engine.store import RunSetStore
+from armbench.models.recording import recording_path
+from armbench.questions import load_sets
+from armbench.types import RunConfig
+
+ARMS = ("browsing", "tooled")
+SMALL_PLAN = ["--model", "scripted/oracle", "--domain", "gpus", "--set", "design", "--arm", "tooled", "--quiet"]
+
+
+# Bad input first: these need no cluster, and ray is not yet joined in this process.
+
+def test_a_ray_address_without_the_ray_executor_is_refused(cli, tmp_path):
+    code, _out, err = cli("run", *SMALL_PLAN, "--ray-address", "127.0.0.1:6379", "--out", str(tmp_path / "s"))
+    assert code == 2 and "add --executor ray" in err
+
+
+@pytest.mark.parametrize(("address", "said"), [
+    ("127.0.0.1:1", "cannot reach the Ray cluster at 127.0.0.1:1"),
+    ("headnode", "--ray-address takes the head node's HOST:PORT"),
+    ("ray://127.0.0.1:10001", "Ray Client) is not supported"),
+])
+def test_a_bad_or_unreachable_cluster_is_one_line_and_exit_2(cli, tmp_path, address, said):
+    code, _out, err = cli("run", *SMALL_PLAN, "--executor", "ray", "--ray-address", address,
+                          "--out", str(tmp_path / "s"))
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()
+
+
+def test_the_ray_executor_without_ray_installed_says_how_to_install_it(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets where Ray is not installed
+    code, _out, err = cli("run", *SMALL_PLAN, "--executor", "ray", "--out", str(tmp_path / "s"))
+    assert code == 2 and "pip install -e '.[ray]'" in err
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def grades(store: RunSetStore) -> dict[str, tuple]:
+    return {record.run_id: (record.correct, record.outcome) for record in store.records()}
+
+
+async def test_the_oracle_on_two_actors_gives_the_local_runs_and_grades(cluster, replica_env, tmp_path):
+    """Every question of every domain and set, both arms (134 runs per executor, about 35 s locally
+    and 55 s on Ray here): each domain's replica, the browsing solutions' sandboxes and Chromium run
+    on the actors."""
+    question_sets = load_sets()
+    local = RunConfig(model="scripted/oracle", arms=ARMS, concurrency=4)
+    on_ray = local.model_copy(update={"executor": "ray", "ray_actors": 2})
+    here, there = RunSetStore(tmp_path / "local"), RunSetStore(tmp_path / "ray")
+    await run_set(question_sets, local, here, show_progress=False)
+    result = await run_set(question_sets, on_ray, there, show_progress=False)
+
+    assert grades(there) == grades(here)
+    assert set(grades(there)) == {job.run_id for job in plan(question_sets, local)}
+    assert all(correct for correct, _outcome in grades(there).values())
+    assert len(result.records) == result.planned and result.halted is None
+    assert all((there.directory / record.transcript_path).stat().st_size for record in there.records())
+    assert json.loads(there.manifest_path.read_text())["config"]["executor"] == "ray"
+
+
+def newest_episode_actor() -> str:
+    prefix = ACTOR_NAME.format("")
+    names = [name for name in ray.util.list_named_actors() if name.startswith(prefix)]
+    return max(names, key=lambda name: int(name.removeprefix(prefix)))
+
+
+async def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(cluster, replica_env, tmp_path,
+                                                                    gpu_design, gpu_heldout):
+    store = RunSetStore(tmp_path / "killed")
+    # 0.5 s per model call, two calls a run: each actor has two runs in flight whenever it is killed.
+    # --rpm and --record go through the cluster too: the gate actor, and recordings sent to the driver.
+    config = RunConfig(model="scripted/oracle+latency=0.5", arms=("tooled",), runs=2, concurrency=4,
+                       executor="ray", ray_actors=2, rpm=6000, record=True)
+    numbered = next(ACTOR_NUMBERS)
+    running = asyncio.create_task(run_set([gpu_design, gpu_heldout], config, store, show_progress=False))
+    while len(store.records()) < 4:
+        await asyncio.sleep(0.1)
+    ray.kill(ray.get_actor(newest_episode_actor()))
+    result = await running
+
+    ids = [record.run_id for record in store.records()]
+    planned = {job.run_id for job in plan([gpu_design, gpu_heldout], config)}
+    assert Counter(ids) == Counter(planned)  # each planned run once: none lost, none twice
+    assert result.planned == len(result.records) == len(planned) and result.halted is None
+    assert all(record.correct for record in store.records())  # the re-played runs were played whole
+    assert all(recording_path(store.directory, run_id).stat().st_size for run_id in planned)
+    assert next(ACTOR_NUMBERS) >= numbered + 4  # two actors, then one in the killed one's place
