@@ -260,7 +260,8 @@ def run(
     try:
         result = asyncio.run(until_terminated(run_planned(planned, show_progress=not quiet)))
     except RunSetFailed as failed:
-        print_report(target)
+        if failed.result.records or failed.result.already_done:  # else there is nothing to report
+            print_report(target)
         err.print(f"[bold red]failed:[/bold red] {failed}", highlight=False)
         raise typer.Exit(1) from None
     except (KeyboardInterrupt, Terminated) as stopped:

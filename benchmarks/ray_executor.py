@@ -42,10 +42,11 @@ def main() -> None:
             elapsed, records = asyncio.run(timed_set(question_sets, config))
             ideal = sum(len(r.call_providers) for r in records) * LATENCY / SLOTS
             span = episodes_span(records)
+            target = " (target <= 1.2x)" if config.executor == "ray" else ""
             print(f"run engine on {how}: {len(records)} runs with {LATENCY:g} s model latency: ideal {ideal:.2f} s; "
-                  f"wall {elapsed:.2f} s, ratio {elapsed / ideal:.3f}x with start-up; episodes {span:.2f} s, "
-                  f"ratio {span / ideal:.3f}x" + (" (target <= 1.2x)" if config.executor == "ray" else "")
-                  + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+                  f"wall {elapsed:.2f} s, ratio {elapsed / ideal:.3f}x{target} with start-up; episodes alone "
+                  f"{span:.2f} s, ratio {span / ideal:.3f}x; load average {os.getloadavg()[0]:.1f} on "
+                  f"{os.cpu_count()} cores")
     finally:
         ray.shutdown()
 

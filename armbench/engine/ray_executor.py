@@ -70,6 +70,7 @@ def connect(address: str | None) -> None:
         raise UserError("--executor ray needs Ray on this machine: pip install -e '.[ray]'") from None
     if ray.is_initialized():
         return
+    address = address or os.environ.get("RAY_ADDRESS")  # what ray.init would read: probed the same way
     if address not in (None, "auto", "local"):
         _probe(address)
     try:
@@ -96,7 +97,7 @@ def _probe(address: str) -> None:
 
 def _first_line(error: BaseException) -> str:
     cause = getattr(error, "cause", None) or error  # a task's error: what the actor raised
-    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0].rstrip(".")
 
 
 class RpmGate:
@@ -124,10 +125,13 @@ class EpisodeActor:
     driver sends and handing back each finished episode."""
 
     def __init__(self, config: RunConfig, domains: list[str], run_ids: list[str], gate: Any | None,
-                 driver_node: str):
+                 driver_node: str, driver_scratch: str):
         self.config, self.domains, self.run_ids, self.gate = config, domains, run_ids, gate
         self.driver_node = driver_node
-        self.scratch = Path(tempfile.mkdtemp(prefix="armbench-actor-"))  # its --record files, until sent
+        # Its --record files, until sent: on the driver's node inside the driver's scratch folder, which
+        # the driver removes at the end, so an actor that dies leaves nothing behind there.
+        here = Path(driver_scratch) if Path(driver_scratch).is_dir() else None
+        self.scratch = Path(tempfile.mkdtemp(prefix="armbench-actor-", dir=here))
         self.stack = AsyncExitStack()
         self.site: InProcess | None = None
 
@@ -183,7 +187,8 @@ class ActorPool:
             num_cpus=0, scheduling_strategy="SPREAD", runtime_env={"env_vars": shared} if shared else None,
             max_concurrency=math.ceil(config.concurrency / self.count) + 2,  # its workers' jobs, start and stop
         )
-        self.arguments = (config, domains, run_ids, self.gate, ray.get_runtime_context().get_node_id())
+        self.scratch = tempfile.mkdtemp(prefix="armbench-actors-")  # the actors' on this node, removed at close
+        self.arguments = (config, domains, run_ids, self.gate, ray.get_runtime_context().get_node_id(), self.scratch)
         self.actors: list[Any] = []
         self.replacements_left = REPLACEMENTS_PER_ACTOR * self.count
         self.lock = asyncio.Lock()
@@ -194,10 +199,24 @@ class ActorPool:
 
     async def start(self) -> None:
         self.actors = [self._new_actor() for _ in range(self.count)]
+        await asyncio.gather(*(self._start(slot) for slot in range(self.count)))
+
+    async def _start(self, slot: int) -> None:
+        """The slot's actor started; one that died while starting is replaced like one dying mid-run,
+        one whose start raised (a node not set up, a recording missing) stops the run set, saying why."""
+        actor = self.actors[slot]
         try:
-            await asyncio.gather(*(self._started(actor) for actor in self.actors))
+            await self._started(actor)
         except self.ray.exceptions.RayError as error:
-            raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
+            if not self.died(error):
+                raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
+            await self.replace(slot, actor)
+
+    def died(self, error: BaseException) -> bool:
+        """Whether the actor itself (or its node) is gone: not a task that raised, even an error of
+        another actor's it passes on (the --rpm gate's)."""
+        exceptions = self.ray.exceptions
+        return isinstance(error, exceptions.RayActorError) and not isinstance(error, exceptions.RayTaskError)
 
     async def _started(self, actor: Any) -> None:
         """Wait for `actor`'s environment; refuse one whose tools differ from the driver's."""
@@ -221,8 +240,9 @@ class ActorPool:
                 try:
                     await self._started(dead)
                     return
-                except self.ray.exceptions.RayError:
-                    continue
+                except self.ray.exceptions.RayError as error:
+                    if not self.died(error):
+                        raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
 
     def site(self, worker: int) -> ActorSite:
         return ActorSite(self, worker % self.count)
@@ -237,6 +257,7 @@ class ActorPool:
         for actor in [*self.actors, self.gate]:
             if actor is not None:
                 self.ray.kill(actor)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 class ActorSite:
@@ -250,7 +271,9 @@ class ActorSite:
             actor = self.pool.actors[self.slot]
             try:
                 return await actor.play.remote(job)
-            except self.pool.ray.exceptions.RayActorError:
+            except self.pool.ray.exceptions.RayError as error:
+                if not self.pool.died(error):  # the episode raised, or the --rpm gate is gone: no actor died
+                    raise ExecutorLost(f"a Ray actor failed playing {job.run_id}: {_first_line(error)}") from None
                 # The actor or its node died with this run in flight, unrecorded: play it again on the
                 # actor that takes the dead one's place.
                 await self.pool.replace(self.slot, actor)

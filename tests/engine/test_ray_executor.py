@@ -17,6 +17,8 @@ from armbench.models.recording import recording_path
 from armbench.questions import load_sets
 from armbench.types import RunConfig
 
+pytestmark = pytest.mark.ray  # `make test` runs them (about 2 min); `pytest -m "not ray"` leaves them out
+
 ARMS = ("browsing", "tooled")
 SMALL_PLAN = ["--model", "scripted/oracle", "--domain", "gpus", "--set", "design", "--arm", "tooled", "--quiet"]
 
@@ -103,3 +105,20 @@ async def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(cluster, rep
     assert all(record.correct for record in store.records())  # the re-played runs were played whole
     assert all(recording_path(store.directory, run_id).stat().st_size for run_id in planned)
     assert next(ACTOR_NUMBERS) >= numbered + 4  # two actors, then one in the killed one's place
+
+
+async def test_an_actor_killed_while_starting_is_replaced(cluster, replica_env, tmp_path, gpu_design):
+    store = RunSetStore(tmp_path / "starting")
+    config = RunConfig(model="scripted/oracle", arms=("tooled",), concurrency=2, executor="ray", ray_actors=2)
+    numbered = next(ACTOR_NUMBERS)
+    prefix = ACTOR_NAME.format("")
+    running = asyncio.create_task(run_set([gpu_design], config, store, show_progress=False))
+    while not any(name.startswith(prefix) and int(name.removeprefix(prefix)) > numbered
+                  for name in ray.util.list_named_actors()):
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1)  # an actor takes seconds to start (LiteLLM, Chromium): this one is still starting
+    ray.kill(ray.get_actor(newest_episode_actor()))
+    result = await running
+    assert sorted(record.run_id for record in store.records()) == sorted(job.run_id for job in plan([gpu_design], config))
+    assert result.halted is None and all(record.correct for record in store.records())
+    assert next(ACTOR_NUMBERS) >= numbered + 4  # two actors, then one in the place of the one killed starting
