@@ -326,8 +326,11 @@ async def test_forked_memory_bomb_stops_at_the_calls_memory_cap():
     took = result.peak_memory_bytes
     assert took <= cap * 1.1, f"the call held {took >> 20} MiB under a cap of {cap >> 20} MiB"
     assert result.killed_reason == "memory_limit", result
-    assert result.stdout.count("holding 700 MiB") <= 1  # the second 700 MiB does not fit
-    assert "-9" in result.stdout.splitlines()[-1]  # children were killed by the kernel, not refused
+    # Two 700 MiB children do not fit, so at most one lives to be stopped at the end (-15); the kernel
+    # killed the others (-9). Which one it kills is its choice: a child already holding its memory can
+    # go for a newcomer, so "holding" may be printed more than once, never by two at the same time.
+    statuses = result.stdout.splitlines()[-1]
+    assert statuses.count("-15") <= 1 and "-9" in statuses, result.stdout
     assert result.call_caps.startswith("cgroup per call")
     ours = f"armbench-{os.getpid()}-"
     assert not any(path.name.startswith(ours) for h in cgroups.find_hierarchies() for path in h.own.iterdir())
