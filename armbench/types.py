@@ -283,6 +283,9 @@ class RunRecord(BaseModel):
     stop_reason: StopReason
     error: str | None
     error_kind: ErrorKind | None
+    # an infra error the harness caused (a replica or tool backend died, a starved tool call): not
+    # a finished run, so `--resume` runs it again; written only when true
+    retryable: bool = Field(False, exclude_if=_absent)
     cost_usd: float | None  # None: the model has no known price (never recorded as 0)
     prompt_tokens: int
     completion_tokens: int

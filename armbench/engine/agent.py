@@ -2,8 +2,8 @@
 
 The episode never raises for anything a model or tool does: a bad tool call becomes an error
 message to the model; a provider failure (after the client's retries), or a tool whose backend
-is gone (ToolInfraError), ends the episode as an infra error. What it returns is everything a
-run record needs; grading happens elsewhere.
+is gone or starved (ToolInfraError, retryable: `--resume` runs it again), ends the episode as an
+infra error. What it returns is everything a run record needs; grading happens elsewhere.
 
 The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
 the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
@@ -83,6 +83,7 @@ class Episode:
     stop_reason: StopReason = StopReason.stopped
     error: str | None = None
     error_kind: ErrorKind | None = None
+    retryable: bool = False  # the harness broke the run (ToolInfraError): `--resume` runs it again
     usage: Usage = field(default_factory=Usage)
     actions_by_tool: Counter[str] = field(default_factory=Counter)
     tool_errors: int = 0
@@ -218,6 +219,7 @@ async def _loop(
                 outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
             except ToolInfraError as error:
                 episode.end(StopReason.infra_error, f"ToolInfraError: {error}", ErrorKind.infra)
+                episode.retryable = True
                 return
             messages.append(
                 {

@@ -6,7 +6,7 @@ from armbench.domains import data_hash
 from armbench.engine.agent import Episode
 from armbench.engine.plan import Job
 from armbench.grading.strict import grade
-from armbench.types import RunConfig, RunRecord
+from armbench.types import ErrorKind, RunConfig, RunRecord
 
 
 def to_record(
@@ -42,6 +42,7 @@ def to_record(
         stop_reason=episode.stop_reason,
         error=episode.error,
         error_kind=episode.error_kind,
+        retryable=episode.retryable and episode.error_kind is ErrorKind.infra,
         cost_usd=episode.usage.cost_usd,
         prompt_tokens=episode.usage.prompt_tokens,
         completion_tokens=episode.usage.completion_tokens,

@@ -215,7 +215,7 @@ TEXT, LIST_OF_TEXT = pl.Utf8, pl.List(pl.Utf8)
 RUNS_SCHEMA: dict[str, pl.DataType] = {
     "run_id": TEXT, "question_id": TEXT, "domain": TEXT, "set": TEXT, "arm": TEXT, "repeat": pl.Int64,
     "model": TEXT, "provider": TEXT, "answer": TEXT, "correct": pl.Boolean, "outcome": TEXT,
-    "miss_reason": TEXT, "stop_reason": TEXT, "error": TEXT, "error_kind": TEXT, "cost_usd": pl.Float64,
+    "miss_reason": TEXT, "stop_reason": TEXT, "error": TEXT, "error_kind": TEXT, "retryable": pl.Boolean, "cost_usd": pl.Float64,
     "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "actions": pl.Int64,
     "actions_by_tool": pl.List(pl.Struct({"tool": TEXT, "count": pl.Int64})), "tool_errors": pl.Int64,
     "empty_tool_args": pl.Int64, "retries": pl.Int64, "injected_faults": LIST_OF_TEXT,

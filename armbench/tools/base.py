@@ -34,7 +34,9 @@ class ToolError(Exception):
 
 
 class ToolInfraError(Exception):
-    """The tool's backend is gone (e.g. its MCP server died): the run is an infra error, not a miss."""
+    """The harness failed the call, not the agent: the tool's backend is gone (its MCP server or
+    replica died) or the machine starved it. The run is an infra error, never a miss, and a
+    `--resume` runs it again."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class Tool(ABC):
             check_size(result)
         except ToolError as error:
             return ToolOutcome(error.as_result(), is_error=True)
+        except ToolInfraError:
+            raise  # not the model's to fix: the loop ends the run as an infra error
         except ValidationError as error:
             return ToolOutcome(validation_error_result(error), is_error=True)
         except Exception as error:  # a tool bug must not end the episode; the model is told
