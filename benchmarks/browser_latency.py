@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from armbench.domains import DOMAINS
-from armbench.replicas.serve import ensure_replicas
+from armbench.replicas.supervisor import replicas_running
 from armbench.tools.browser import Browser
 from armbench.tools.browser_tools import browser_tools
 
@@ -56,10 +56,6 @@ def serve_local_pages() -> tuple[ThreadingHTTPServer, str]:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-def replica_start_url() -> str:
-    return ensure_replicas([DOMAINS["gpus"].replica])["gpus"].base_url + "/"
 
 
 async def time_actions(start_url: str, actions: int) -> list[tuple[str, float]]:
@@ -136,7 +132,8 @@ def report(m: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    print(report(measure(replica_start_url())))
+    with replicas_running([DOMAINS["gpus"].replica]) as endpoints:
+        print(report(measure(endpoints["gpus"].base_url + "/")))
     print(report(measure()))
 
 

@@ -4,11 +4,16 @@ Started once per run set (`async with ArmEnvironment(domains) as env`), it hands
 arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
 run, its own python/http_get tools (the python tool holds the run's share of the replicas) and the
 domain's typed tools, or the domain's synthesized tool (run in that python tool's sandbox).
+
+The environment owns its replicas (replicas/supervisor.py): a server that dies is restarted, and
+every tool that talks to it is `Supervised`, so a call the server died during ends the run as a
+retryable infra error instead of showing the model a broken page.
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
@@ -17,8 +22,9 @@ from armbench.arms.frozen_tool import FrozenTool
 from armbench.arms.tool_source import TypedTools, in_process_tools
 from armbench.domains import find_domain
 from armbench.errors import UserError
-from armbench.replicas.serve import ReplicaEndpoint, endpoint, ensure_replicas
-from armbench.tools.base import Arm, OfferedTool, Tool
+from armbench.replicas.serve import ReplicaEndpoint, endpoint
+from armbench.replicas.supervisor import ReplicaServer, ServerWatch, health, pid_path, start_timeout
+from armbench.tools.base import Arm, OfferedTool, Tool, ToolInfraError, ToolOutcome
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.browser_tools import browser_tools
 from armbench.tools.sandbox import ReplicaRoute
@@ -71,6 +77,38 @@ class LazySession:
         return await (await self._open()).back()
 
 
+class Supervised:
+    """A tool that talks to the replica server, held to it: a call waits while the server restarts,
+    and one the server died during raises ToolInfraError (the run is an infra error that `--resume`
+    runs again), never reaching the model as a page that failed to load."""
+
+    def __init__(self, tool: OfferedTool, watch: ServerWatch):
+        self.tool = tool
+        self.watch = watch
+        self.name = tool.name
+
+    def schema(self) -> dict:
+        return self.tool.schema()
+
+    async def invoke(self, arguments: str | dict | None) -> ToolOutcome:
+        server = await self.watch.ready()
+        if server is None:
+            raise ToolInfraError(f"the replica server is down and did not come back within {self.watch.patience:g} s")
+        outcome = await self.tool.invoke(arguments)
+        if not self.watch.intact(server):
+            raise ToolInfraError(f"the replica server (pid {server}) died during this {self.name} call")
+        return outcome
+
+
+def python_tool(arm: Arm) -> PythonTool:
+    """The run's python tool, unwrapped: the sandbox a synthesis workshop runs its drafts in."""
+    return next(tool.tool for tool in arm.tools if isinstance(tool, Supervised) and isinstance(tool.tool, PythonTool))
+
+
+MAX_RESTARTS = 5  # a server that keeps dying is left down: its runs end as retryable infra errors
+WATCH_INTERVAL_S = 0.25
+
+
 def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> None:
     if name not in ARMS:
         raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
@@ -78,6 +116,15 @@ def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> 
     if ARMS[name].synthesized_tool and domain not in synthesized:
         raise UserError(f"the {name} arm needs a tool synthesized for {domain}: make one with `bench synthesize "
                         f"--domain {domain} --out DIR`, then pass --tool-from DIR")
+
+
+def attach(replicas: list) -> dict[str, ReplicaEndpoint]:
+    """The endpoints of replicas another process of this run set owns, once each answers healthy."""
+    down = [replica.name for replica in replicas if not health(replica)]
+    if down:
+        raise UserError(f"the {', '.join(down)} replica does not serve this checkout's data at "
+                        f"{endpoint(find_domain(down[0]).replica).base_url}, where its owner should have started it")
+    return {replica.name: endpoint(replica) for replica in replicas}
 
 
 def arm_tools(session: LazySession | None, origin: str, web: list[Tool], typed: list[OfferedTool]) -> list[OfferedTool]:
@@ -98,10 +145,17 @@ def symbolic(domain: str) -> str:
 
 class ArmEnvironment:
     def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
-                 synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT):
+                 synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+                 own_replicas: bool = True):
         """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP);
-        `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s."""
+        `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s;
+        `own_replicas`: start and supervise replicas of its own, or (False: a Ray actor beside its
+        driver) use the ones running on the current port base, which their owner supervises."""
         self.domains = sorted(set(domains))
+        self.own_replicas = own_replicas
+        self.server: ReplicaServer | None = None
+        self.watch: ServerWatch | None = None
+        self._supervisor: asyncio.Task | None = None
         self.typed_tools = typed_tools
         self.synthesized = dict(synthesized or {})
         self.tool_timeout = tool_timeout
@@ -110,13 +164,45 @@ class ArmEnvironment:
         self._web: dict[str, list[Tool]] = {}
 
     async def __aenter__(self) -> ArmEnvironment:
-        self.endpoints = await asyncio.to_thread(ensure_replicas, [find_domain(d).replica for d in self.domains])
-        self.browser = await Browser().start()
+        replicas = [find_domain(d).replica for d in self.domains]
+        try:
+            if self.own_replicas:
+                self.server = ReplicaServer(replicas)
+                self.endpoints = await asyncio.to_thread(self.server.start, True)
+                self._supervisor = asyncio.create_task(self._supervise())
+            else:
+                self.endpoints = await asyncio.to_thread(attach, replicas)
+            self.watch = ServerWatch(pid_path(), patience=start_timeout(len(replicas)) * 2)
+            self.browser = await Browser().start()
+        except BaseException:
+            await self.__aexit__()
+            raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
         if self.browser is not None:
             await self.browser.close()
+        if self.server is not None:
+            await asyncio.to_thread(self.server.stop)
+
+    async def _supervise(self) -> None:
+        """Restart the replica server whenever it dies (at most MAX_RESTARTS times)."""
+        server = self.server
+        assert server is not None
+        while server.restarts < MAX_RESTARTS:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            code = server.exit_code()
+            if code is None:
+                continue
+            print(f"armbench: the replica server exited with code {code}; restarting it (runs it broke are "
+                  "retryable infra errors)", file=sys.stderr, flush=True)
+            try:
+                await asyncio.to_thread(server.restart)
+            except UserError as error:
+                print(f"armbench: the replica server did not restart: {error}", file=sys.stderr, flush=True)
 
     def target(self, domain: str) -> ReplicaEndpoint:
         return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)
@@ -182,10 +268,15 @@ class ArmEnvironment:
     async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
         check_arm(name, domain, self.synthesized)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
+        assert self.watch is not None
         session = LazySession(self.browser, [self.endpoints[domain].base_url])
         try:
             # Web tools of its own: the run's python calls share one allowance at the replicas.
             web = web_tools(self.routes(domain))
-            yield Arm(name, arm_tools(session, self.target(domain).base_url, web, self.added(name, domain, web)))
+            added = self.added(name, domain, web)
+            typed = {id(tool) for tool in added} if ARMS[name].typed_tools else set()
+            tools = arm_tools(session, self.target(domain).base_url, web, added)
+            # Every tool but the typed ones (which read their tables in-process) talks to the replica.
+            yield Arm(name, [tool if id(tool) in typed else Supervised(tool, self.watch) for tool in tools])
         finally:
             await session.close()

@@ -57,11 +57,13 @@ class ExecutorLost(Exception):
 
 
 @asynccontextmanager
-async def open_environment(domains: list[str], config: RunConfig) -> AsyncIterator[ArmEnvironment]:
-    """The replicas, browser and tools a run set's episodes need, as its config asks for them."""
+async def open_environment(domains: list[str], config: RunConfig, own_replicas: bool = True
+                           ) -> AsyncIterator[ArmEnvironment]:
+    """The replicas, browser and tools a run set's episodes need, as its config asks for them;
+    `own_replicas=False` uses the replicas another process of the run set owns (see ArmEnvironment)."""
     synthesized = load_frozen_tools(config.tool_from)
     async with (open_typed_tools(config.tools) as typed_tools,
-                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout) as env):
+                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout, own_replicas) as env):
         yield env
 
 

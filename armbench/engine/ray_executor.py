@@ -140,9 +140,10 @@ class EpisodeActor:
         import ray
 
         self.stack.callback(shutil.rmtree, self.scratch, ignore_errors=True)
-        if ray.get_runtime_context().get_node_id() != self.driver_node:
+        beside_driver = ray.get_runtime_context().get_node_id() == self.driver_node
+        if not beside_driver:
             self._private_replicas()
-        env = await self.stack.enter_async_context(open_environment(self.domains, self.config))
+        env = await self.stack.enter_async_context(open_environment(self.domains, self.config, not beside_driver))
         model = get_model(self.config.model)
         if self.config.price_per_million:
             model.set_price(*self.config.price_per_million)

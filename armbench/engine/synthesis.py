@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.arms.environment import ArmEnvironment, python_tool, resources_prompt, symbolic
 from armbench.arms.frozen_tool import SYNTHESIS_FILE, TOOL_DIR, FrozenTool, freeze
 from armbench.domains import data_hash, find_domain
 from armbench.engine.agent import Episode, converse
@@ -28,7 +28,6 @@ from armbench.engine.store import unwritable, write_transcript
 from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.questions import DESIGN, QuestionSet, load_sets, unlocked_sets
-from armbench.tools.web_tools import PythonTool
 from armbench.tools.workshop import Workshop
 from armbench.types import RunConfig, StopReason, SynthesisRecord
 
@@ -115,7 +114,7 @@ async def synthesize(domain: str, config: RunConfig, folder: Path) -> Synthesis:
         folder.mkdir(parents=True, exist_ok=True)
         caller = get_model(config.model).callers(config, [SYNTHESIS_ID], folder).for_run(SYNTHESIS_ID)
         async with env.open_arm("browsing", domain) as arm:
-            python = next(tool for tool in arm.tools if isinstance(tool, PythonTool))
+            python = python_tool(arm)
             workshop = Workshop(python, base_url, [tool.name for tool in arm.tools], config.tool_timeout)
             arm.tools.extend(workshop.tools())
             episode = await converse(

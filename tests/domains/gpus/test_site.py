@@ -1,27 +1,20 @@
-"""The GPU replica site (pages rendered by `create_app`) and `armbench.replicas.serve` (real servers).
+"""The GPU replica site (pages rendered by `create_app`); serving is tests/replicas/test_supervisor.py.
 
 Page expectations are recomputed with polars from the parquet, never copied from the site.
 """
 from __future__ import annotations
 
-import http.server
 import re
-import socket
-import threading
-from pathlib import Path
 
-import httpx
 import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
 from armbench.domains import find_domain
-from armbench.domains.gpus import DOMAIN as GPU_DOMAIN
 from armbench.domains.gpus import TABLES
 from armbench.domains.gpus.site.app import create_app
 from armbench.domains.gpus.site.fields import SECTIONS
 from armbench.errors import UserError
-from armbench.replicas import serve
 from armbench.replicas.web.listing import page_numbers
 from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
 
@@ -192,55 +185,8 @@ def test_healthz_and_no_api_description(site):
     check_healthz_and_no_api_description(site, "gpus")
 
 
-# ---- serving ----------------------------------------------------------------------------------
-
-
-def test_ensure_replicas_serves_tcp_and_unix_socket_and_reuses(replica_env, monkeypatch):
-    with serve.replicas_running([GPU_DOMAIN.replica]) as endpoints:
-        gpus = endpoints["gpus"]
-        assert gpus == serve.endpoint(GPU_DOMAIN.replica) and gpus.base_url == f"http://127.0.0.1:{gpus.port}"
-        assert httpx.get(f"{gpus.base_url}/gpus/{RTX_2080_TI}", trust_env=False).status_code == 200
-        with httpx.Client(transport=httpx.HTTPTransport(uds=str(gpus.socket_path))) as over_socket:
-            assert "2,824 GPUs match" in over_socket.get("http://gpus/gpus").text
-        monkeypatch.setattr(serve.subprocess, "Popen", lambda *a, **k: pytest.fail("started a second server"))
-        assert serve.ensure_replicas([GPU_DOMAIN.replica]) == endpoints
-    assert not serve.health(GPU_DOMAIN.replica)
-
-
-def test_port_held_by_something_else_is_a_user_error(replica_env):
-    server = http.server.HTTPServer(("127.0.0.1", serve.endpoint(GPU_DOMAIN.replica).port), http.server.BaseHTTPRequestHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(UserError, match="not an armbench replica"):
-            serve.ensure_replicas([GPU_DOMAIN.replica])
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_failed_start_names_the_log(replica_env):
-    squatter = socket.socket(socket.AF_UNIX)  # a live server on the replica's socket path
-    path = serve.endpoint(GPU_DOMAIN.replica).socket_path
-    squatter.bind(str(path))
-    squatter.listen()
-    try:
-        with pytest.raises(UserError, match=re.escape(str(path.parent / "gpus.log"))) as failure:
-            serve.ensure_replicas([GPU_DOMAIN.replica])
-        assert "already listens" in str(failure.value)
-    finally:
-        squatter.close()
-
-
 def test_unknown_domain_is_a_user_error():
     with pytest.raises(UserError, match="no domain 'cats'; domains: gpus, worldbank, funds"):
         find_domain("cats")
 
 
-def test_the_default_socket_dir_is_keyed_on_the_port_base(monkeypatch):
-    """Two run sets on different port bases never collide on one socket path."""
-    monkeypatch.delenv(serve.SOCKET_DIR_ENV, raising=False)
-    paths = set()
-    for base in ("9300", "9400"):
-        monkeypatch.setenv(serve.PORT_BASE_ENV, base)
-        paths.add(serve.endpoint(GPU_DOMAIN.replica).socket_path)
-    assert paths == {Path("/tmp/armbench-replicas-9300/gpus.sock"), Path("/tmp/armbench-replicas-9400/gpus.sock")}

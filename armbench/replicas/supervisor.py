@@ -1,0 +1,266 @@
+"""The replicas one `bench` process owns: started, watched, restarted when they die, stopped.
+
+`ReplicaServer(replicas).start()` listens on every replica's port and socket in this process
+(`serve.listen`: taking them is the lock), then starts one server process on those sockets
+(`python -m armbench.replicas.serve`). Holding the listening sockets here means:
+- no other process takes or shares the replicas while this one lives, and the kernel frees them
+  when it dies, kill -9 included: no stale lock, no race between two processes starting at once;
+- a server that died is restarted on the same sockets (`restart`); requests sent meanwhile wait
+  in the kernel's queue;
+- the server stops when this process dies any other way: it watches a pipe whose only writer is
+  this process, and the kernel closes that at this process's death.
+Each start writes the server's pid to `<socket dir>/server-<port base>.pid`, so whatever uses the
+replicas (`ServerWatch`) can tell whether the server it talked to lived through a call.
+
+Starting blocks while the server loads its data (about 2 s a replica); from async code use
+`asyncio.to_thread`. The wait is `START_SECONDS_BASE` + `START_SECONDS_PER_REPLICA` per replica,
+or `$ARMBENCH_REPLICA_START_TIMEOUT` seconds.
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from armbench.errors import UserError
+from armbench.paths import ROOT
+from armbench.replicas.serve import (
+    PORT_BASE_ENV,
+    PortTaken,
+    Replica,
+    ReplicaEndpoint,
+    endpoint,
+    free_port_base,
+    listen,
+    make_socket_dir,
+    port_base,
+    socket_dir,
+)
+
+START_TIMEOUT_ENV = "ARMBENCH_REPLICA_START_TIMEOUT"
+START_SECONDS_BASE = 20.0
+START_SECONDS_PER_REPLICA = 5.0
+PROBE_TIMEOUT_S = 2.0
+STOP_WAIT_S = 5.0
+
+
+def start_timeout(replicas: int) -> float:
+    """Seconds a server of `replicas` replicas may take to answer healthy: more replicas, more data."""
+    raw = os.environ.get(START_TIMEOUT_ENV, "")
+    if not raw:
+        return START_SECONDS_BASE + START_SECONDS_PER_REPLICA * replicas
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UserError(f"{START_TIMEOUT_ENV}={raw!r} is not a number of seconds more than 0")
+    return seconds
+
+
+def pid_path() -> Path:
+    """Where the pid of the server on the current port base is written."""
+    return socket_dir() / f"server-{port_base()}.pid"
+
+
+class ReplicaServer:
+    """One process serving `replicas`, on sockets this process listens on; see the module docstring."""
+
+    def __init__(self, replicas: Iterable[Replica]):
+        self.replicas = list({replica.name: replica for replica in replicas}.values())
+        self.listeners: list[list[Any]] = []
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pipe_writer: int | None = None
+        self.restarts = 0
+        self.pid_file: Path | None = None
+        self.log_path: Path | None = None
+
+    @property
+    def endpoints(self) -> dict[str, ReplicaEndpoint]:
+        return {replica.name: endpoint(replica) for replica in self.replicas}
+
+    def start(self, move_if_taken: bool = False) -> dict[str, ReplicaEndpoint]:
+        """Listen, start the server and wait until every replica answers healthy. A port base that
+        another process holds is refused (PortTaken), or with `move_if_taken` and no port base set
+        in the environment, left for a free one (set in this process's environment, so every
+        address this process derives agrees)."""
+        try:
+            self._listen(move_if_taken)
+            self.pid_file = pid_path()
+            self._launch()
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self.endpoints
+
+    def exit_code(self) -> int | None:
+        """The server's exit code once it has died (it is reaped then), else None."""
+        return None if self.process is None else self.process.poll()
+
+    def restart(self) -> None:
+        """A new server on the same sockets, for one that died."""
+        self._end_process()
+        self.restarts += 1
+        self._launch()
+        self._wait_healthy()
+
+    def stop(self) -> None:
+        """Stop the server and give up the replicas' ports and sockets."""
+        self._end_process()
+        for sockets in self.listeners:
+            for sock in sockets:
+                sock.close()
+        for target in list(self.endpoints.values())[: len(self.listeners)]:
+            target.socket_path.unlink(missing_ok=True)
+        self.listeners = []
+        if self.pid_file is not None:
+            self.pid_file.unlink(missing_ok=True)
+
+    def _listen(self, move_if_taken: bool) -> None:
+        while True:
+            try:
+                for replica in self.replicas:
+                    self.listeners.append(listen(endpoint(replica)))
+                return
+            except PortTaken:
+                self.stop()
+                if not move_if_taken or os.environ.get(PORT_BASE_ENV):
+                    raise
+                os.environ[PORT_BASE_ENV] = str(free_port_base())
+
+    def _launch(self) -> None:
+        make_socket_dir()
+        self.log_path = socket_dir() / f"{'+'.join(r.name for r in self.replicas)}-{port_base()}.log"
+        # The write end stays open in this process alone (pipes are not inherited by other children),
+        # so the server sees end-of-file exactly when this process dies or stops it.
+        watched, self.pipe_writer = os.pipe()
+        descriptors = [[sock.fileno() for sock in sockets] for sockets in self.listeners]
+        command = [sys.executable, "-m", "armbench.replicas.serve", "--parent-pipe", str(watched)]
+        for replica, fds in zip(self.replicas, descriptors):
+            command += ["--replica", replica.argument(), "--sockets", ",".join(map(str, fds))]
+        try:
+            with self.log_path.open("ab") as log:
+                self.process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                                stderr=subprocess.STDOUT,
+                                                pass_fds=(watched, *(fd for fds in descriptors for fd in fds)))
+        finally:
+            os.close(watched)
+        staging = self.pid_file.with_suffix(".tmp")
+        staging.write_text(f"{self.process.pid}\n")
+        os.replace(staging, self.pid_file)
+
+    def _wait_healthy(self) -> None:
+        assert self.process is not None and self.log_path is not None
+        names = ", ".join(replica.name for replica in self.replicas)
+        limit = start_timeout(len(self.replicas))
+        deadline = time.monotonic() + limit
+        waiting = list(self.replicas)
+        while waiting := [replica for replica in waiting if not health(replica)]:
+            if self.process.poll() is not None:
+                tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-5:])
+                raise UserError(f"the {names} replica server exited with code {self.process.returncode}; "
+                                f"see {self.log_path}:\n{tail}")
+            if time.monotonic() > deadline:
+                raise UserError(f"the {', '.join(r.name for r in waiting)} replica was not healthy after "
+                                f"{limit:g} s; see {self.log_path}, or allow longer with {START_TIMEOUT_ENV}")
+            time.sleep(0.1)
+
+    def _end_process(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.pipe_writer is not None:
+            os.close(self.pipe_writer)
+            self.pipe_writer = None
+
+
+@contextmanager
+def replicas_running(replicas: Iterable[Replica]) -> Iterator[dict[str, ReplicaEndpoint]]:
+    """Replicas of this process's own while the block runs: their endpoints by name."""
+    server = ReplicaServer(replicas)
+    endpoints = server.start()
+    try:
+        yield endpoints
+    finally:
+        server.stop()
+
+
+class ServerWatch:
+    """Whether the replica server a call talked to lived through it: the call takes `ready()`'s
+    token (the live server's pid) before it starts, and asks `intact(token)` when it ends. Reads
+    the pid file, so it works in any process using the replicas (a Ray actor's too)."""
+
+    def __init__(self, path: Path, patience: float):
+        self.path = path
+        self.patience = patience  # seconds to wait for a restart
+
+    def current(self) -> int | None:
+        """The pid of the running server, or None while it is dead or restarting."""
+        try:
+            pid = int(self.path.read_text())
+        except (OSError, ValueError):
+            return None
+        return pid if is_alive(pid) else None
+
+    async def ready(self) -> int | None:
+        """The live server's pid, once there is one (None if none came within `patience`)."""
+        deadline = time.monotonic() + self.patience
+        while (pid := self.current()) is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return pid
+
+    def intact(self, token: int | None) -> bool:
+        return token is not None and self.current() == token
+
+
+def is_alive(pid: int) -> bool:
+    """The process runs: it exists and is not a zombie (killed, its exit not yet collected)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+# --- health ----------------------------------------------------------------------------------
+
+
+def whoami(target: ReplicaEndpoint, via_socket: bool = False) -> dict[str, Any] | None:
+    """The `/healthz` JSON at `target`; None if nothing listens, {} if something else answers."""
+    import httpx  # loaded where it is used: naming a domain stays a light import
+
+    transport = httpx.HTTPTransport(uds=str(target.socket_path)) if via_socket else None
+    try:
+        with httpx.Client(transport=transport, timeout=PROBE_TIMEOUT_S, trust_env=False) as client:
+            response = client.get(f"{target.base_url}/healthz")
+    except httpx.ConnectError:
+        return None
+    except httpx.HTTPError:
+        return {}
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if response.status_code == 200 and isinstance(body, dict) else {}
+
+
+def is_current(body: dict[str, Any] | None, replica: Replica) -> bool:
+    return bool(body) and body.get("replica") == replica.name and body.get("data_hash") == replica.data_hash
+
+
+def health(replica: Replica) -> bool:
+    """True if the replica answers on TCP and on its UNIX socket, with this checkout's data."""
+    target = endpoint(replica)
+    return all(is_current(whoami(target, via_socket), replica) for via_socket in (False, True))
