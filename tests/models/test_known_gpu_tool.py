@@ -23,6 +23,7 @@ from armbench.domains.gpus.tools import GpuQuery
 from armbench.grading.strict import grade
 from armbench.questions import load_sets, with_replica_addresses
 from armbench.replicas import serve
+from armbench.replicas.supervisor import replicas_running
 from armbench.types import StopReason
 from tests.conftest import free_port_base
 
@@ -60,7 +61,7 @@ def gpus_url():
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))
             patch.setenv(serve.SOCKET_DIR_ENV, directory)
-            with serve.replicas_running([find_domain("gpus").replica]) as endpoints:
+            with replicas_running([find_domain("gpus").replica]) as endpoints:
                 yield endpoints["gpus"].base_url.rstrip("/")
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 from armbench.domains import find_domain
-from armbench.replicas.serve import replicas_running
+from armbench.replicas.supervisor import replicas_running
 from armbench.tools.replica_gate import ReplicaShare
 from armbench.tools.sandbox import ReplicaRoute, SandboxConfig
 from armbench.tools.web_tools import PythonTool

@@ -17,7 +17,7 @@ from armbench.grading.strict import grade
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path, with_replica_addresses
-from armbench.replicas.serve import replicas_running
+from armbench.replicas.supervisor import replicas_running
 from armbench.tools.base import Arm
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools
