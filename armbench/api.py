@@ -26,7 +26,13 @@ from pydantic import ValidationError
 
 from armbench.errors import UserError
 from armbench.models.generation import check_completion_kwargs
-from armbench.types import DEFAULT_REQUEST_TIMEOUT, DEFAULT_SYNTHESIS_BUDGET, RunConfig, RunRecord
+from armbench.types import (
+    DEFAULT_MAX_RUNS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SYNTHESIS_BUDGET,
+    RunConfig,
+    RunRecord,
+)
 
 if TYPE_CHECKING:
     from armbench.analysis.summary import GroupSummary
@@ -100,10 +106,12 @@ def plan_run(
     allow_unlocked: bool = False,
     price: tuple[float, float] | None = None,
     completion_kwargs: dict[str, Any] | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
     **settings: Any,
 ) -> PlannedRun:
     """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
-    (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms: all."""
+    (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms/questions:
+    all; a plan of more than `max_runs` runs is refused."""
     from armbench.arms import ARMS, default_arms
     from armbench.arms.frozen_tool import load_frozen_tools
     from armbench.engine.manifest import resumable
@@ -125,6 +133,9 @@ def plan_run(
     question_sets = load_sets(domains, sets)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
+    if questions is not None and not any(str(question).strip() for question in questions):
+        raise UserError("--question names no question id; give some (e.g. gpus-design-01), "
+                        "or leave it out to ask every question of the sets")
     only = list(questions or [])
     missing = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
     if missing:
@@ -144,6 +155,7 @@ def plan_run(
                            tool_from=tuple(str(frozen.folder) for frozen in synthesized.values()), **settings)
     except ValidationError as error:
         raise UserError(f"bad run settings: {describe_settings(error)}") from None
+    check_plan_size(question_sets, config, max_runs)
     check_executor(config)
     folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     store = RunSetStore(Path(folder))
@@ -153,6 +165,18 @@ def plan_run(
     else:
         store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
     return PlannedRun(resolved, question_sets, config, store, resume is not None)
+
+
+def check_plan_size(question_sets: list[QuestionSet], config: RunConfig, max_runs: int) -> None:
+    """Refuse a plan of more than `max_runs` runs before it is built: each run may cost money, and
+    a slip in --runs would otherwise fill memory with the plan (or spend for days)."""
+    from armbench.engine.plan import plan_size
+
+    size = plan_size(question_sets, config)
+    if size > max_runs:
+        asked = size // (len(config.arms) * config.runs)
+        raise UserError(f"the plan has {size:,} runs ({asked:,} questions x {len(config.arms)} arms x --runs "
+                        f"{config.runs:,}), more than --max-runs {max_runs:,}; pass --max-runs {size} to run them all")
 
 
 def get_checked_model(model: str, price: tuple[float, float] | None, settings: dict[str, Any]) -> Model:

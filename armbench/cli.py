@@ -17,6 +17,7 @@ from armbench.errors import UserError
 from armbench.types import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RUNS,
     DEFAULT_RETRY_BASE_DELAY,
     DEFAULT_SYNTHESIS_BUDGET,
     DEFAULT_TOOL_TIMEOUT,
@@ -159,6 +160,9 @@ def run(
     set_: Annotated[str, typer.Option("--set", help="design, heldout (or any set the question bank holds), comma list, or 'all'.")] = ALL,
     domain: Annotated[str, typer.Option(help="Domain name, comma list, or 'all'.")] = ALL,
     runs: Annotated[int, typer.Option(min=1, help="Repeats of each question per arm.")] = 1,
+    max_runs: Annotated[int, typer.Option(
+        min=1, help="Most runs the run set may plan (questions x arms x --runs); a larger plan is refused before "
+        "anything runs.")] = DEFAULT_MAX_RUNS,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
     budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = DEFAULT_BUDGET,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
@@ -229,6 +233,10 @@ def run(
     domains = domain_names(domain)
     if resume and out_dir and resume.resolve() != out_dir.resolve():
         raise UserError("--resume names the run set folder; leave out --out, or give the same folder")
+    if resume:  # one writer per run set: a second is refused now, before LiteLLM or a replica starts
+        from armbench.engine.store import RunSetStore
+
+        RunSetStore(resume).check_no_writer()
     for value, flag in [(request_timeout, "--request-timeout"), (run_timeout, "--run-timeout"),
                         (max_cost_per_run, "--max-cost-per-run"), (max_cost, "--max-cost")]:
         positive(value, flag)
@@ -246,8 +254,9 @@ def run(
     planned = plan_run(
         model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None,
         arms=arms if arm != ALL else None,
-        questions=comma_list(question), out=out_dir, resume=resume, allow_unlocked=allow_unlocked, price=prices,
-        completion_kwargs=routing, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
+        questions=None if question is None else comma_list(question), out=out_dir, resume=resume,
+        allow_unlocked=allow_unlocked, price=prices,
+        completion_kwargs=routing, max_runs=max_runs, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
         max_retries=max_retries, retry_base_delay=retry_base_delay, request_timeout=request_timeout,
         run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
@@ -292,11 +301,23 @@ async def until_terminated(coroutine):
     try:
         return await coroutine
     except asyncio.CancelledError:
+        loop.set_exception_handler(quiet_when_stopped)
         if terminated:
             raise Terminated from None
         raise
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+
+
+UNRETRIEVED = ("Future exception was never retrieved", "Task exception was never retrieved")
+
+
+def quiet_when_stopped(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """After a stop, the errors nobody is left to read are not reported: a terminal's Ctrl-C also
+    reaches bench's children (the browser's driver, replica servers), whose pipes then close under
+    the cancelled runs ("Connection closed while reading from the driver"). Anything else is."""
+    if context.get("message") not in UNRETRIEVED:
+        loop.default_exception_handler(context)
 
 
 def check_provider(planned) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 
 class Term(StrEnum):
@@ -213,6 +214,7 @@ DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call
 DEFAULT_RETRY_BASE_DELAY = 1.0  # seconds before the first retry; doubles each retry
 DEFAULT_TOOL_TIMEOUT = 60.0  # seconds per call of a synthesized tool (its sandbox is killed after)
 DEFAULT_SYNTHESIS_BUDGET = 40  # tool calls for a synthesis: exploring, writing, trying, fixing
+DEFAULT_MAX_RUNS = 10_000  # runs one run set may plan (`bench run --max-runs`): a slip in --runs spends nothing
 
 
 class RunConfig(BaseModel):
@@ -265,15 +267,22 @@ def _absent(value: Any) -> bool:
     return not value
 
 
+# A run's figures as its record stores them: a negative, NaN, infinite or absurd one (a hand edit) is
+# refused; the cap is beyond any real run and keeps sums over a run set finite and within 64 bits.
+MOST_PER_RUN = 10**12
+Count = Annotated[int, Field(ge=0, le=MOST_PER_RUN)]
+Amount = Annotated[float, Field(ge=0, le=MOST_PER_RUN, allow_inf_nan=False)]  # seconds or dollars
+
+
 class RunRecord(BaseModel):
-    """One finished run: a line of runs.jsonl."""
+    """One finished run: a line of runs.jsonl (read back in strict mode: store.py)."""
 
     run_id: str
     question_id: str
     domain: str
     set: str
     arm: str
-    repeat: int
+    repeat: Count
     model: str
     provider: str | None
     answer: str | None
@@ -286,20 +295,26 @@ class RunRecord(BaseModel):
     # an infra error the harness caused (a replica or tool backend died, a starved tool call): not
     # a finished run, so `--resume` runs it again; written only when true
     retryable: bool = Field(False, exclude_if=_absent)
-    cost_usd: float | None  # None: the model has no known price (never recorded as 0)
-    prompt_tokens: int
-    completion_tokens: int
-    actions: int
-    actions_by_tool: dict[str, int]
-    tool_errors: int
-    empty_tool_args: int = 0  # calls with no arguments to a tool that takes some
-    retries: int = 0  # transient provider errors retried during the run
+    cost_usd: Amount | None  # None: the model has no known price (never recorded as 0)
+    prompt_tokens: Count
+    completion_tokens: Count
+    actions: Count
+    actions_by_tool: dict[str, Count]
+    tool_errors: Count
+    empty_tool_args: Count = 0  # calls with no arguments to a tool that takes some
+    retries: Count = 0  # transient provider errors retried during the run
     # every fault a scripted model injected (faults.py's names), retried ones included; written only when any
     injected_faults: list[str] = Field(default_factory=list, exclude_if=_absent)
     call_providers: list[str | None] = Field(default_factory=list)  # who served each model call
-    wall_seconds: float
-    model_seconds: float
-    tool_seconds: float
+    wall_seconds: Amount
+    model_seconds: Amount
+    tool_seconds: Amount
+    # what the tool calls measured: CPU seconds (sandbox calls), seconds waiting for a free core, and
+    # "<tool>:<limit>" for each limit a call hit ("python:cpu_limit", "python:starved", ...); written
+    # only when not zero or empty, so records of runs without such calls read and write back unchanged
+    tool_cpu_seconds: Amount = Field(0.0, exclude_if=_absent)
+    tool_queue_seconds: Amount = Field(0.0, exclude_if=_absent)
+    tool_limits_hit: list[str] = Field(default_factory=list, exclude_if=_absent)
     question_set_hash: str
     tool_manifest_hash: str
     data_hash: str
@@ -309,6 +324,15 @@ class RunRecord(BaseModel):
     # the synthesized arm: the sha256 of the frozen tool the run had (ToolSpec.sha256)
     synthesized_tool_hash: str | None = Field(default=None, exclude_if=_absent)
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+
+    @field_validator("transcript_path")
+    @classmethod
+    def _inside_the_run_set(cls, path: str) -> str:
+        """Relative, and never out of the run set folder: `bench show` and the report open it."""
+        parts = PurePosixPath(path).parts
+        if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+            raise ValueError(f"must be a path inside the run set folder, not {path!r}")
+        return path
 
 
 class ReplayOf(BaseModel):

@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from armbench.analysis.transcript import transcript_file
 from armbench.engine.store import RunSetStore, open_run_set, unwritable
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
@@ -337,7 +338,7 @@ def output(record: RunRecord, messages: list) -> Any:
 
 def read_messages(directory: Path, record: RunRecord) -> list[dict[str, Any]] | None:
     """The transcript's messages as stored (None when the file is gone); a damaged file is a UserError."""
-    path = directory / record.transcript_path
+    path = transcript_file(directory, record)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -133,8 +133,17 @@ def steps(turns: list[Turn]) -> list[Step]:
     return paired
 
 
-def read_turns(directory: Path, record: RunRecord) -> list[Turn]:
+def transcript_file(directory: Path, record: RunRecord) -> Path:
+    """The run's transcript, refused (UserError) when it resolves outside the run set folder: a
+    record's path is checked as it is read, but a symlink under transcripts/ could still lead out."""
     path = directory / record.transcript_path
+    if not path.resolve().is_relative_to(directory.resolve()):
+        raise UserError(f"the transcript of {record.run_id} ({path}) leads out of the run set {directory}; not opened")
+    return path
+
+
+def read_turns(directory: Path, record: RunRecord) -> list[Turn]:
+    path = transcript_file(directory, record)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
         return [to_turn(json.loads(line)) for line in lines if line.strip()]

@@ -8,6 +8,8 @@ infra error. What it returns is everything a run record needs; grading happens e
 The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
 the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
 accuracy like an outage; a tool or the loop itself makes it the agent's failure, graded as no answer.
+Time a tool call spends waiting for a free core (tools/admission.py) is the machine's, not the run's:
+the deadline moves on by it, and a timeout during such a wait is a retryable infra error.
 
 A fault injected into a scripted model (`+faults=`) is listed on the episode; one that corrupted the
 model's tool calls (their arguments dropped or cut short) ends it as `injected`, excluded from
@@ -31,6 +33,7 @@ from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
 from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
+from armbench.tools.call_usage import CallUsage, metered
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 
 SYSTEM_PROMPT = """\
@@ -92,6 +95,11 @@ class Episode:
     injected_faults: list[str] = field(default_factory=list)  # by a scripted model's `+faults=`
     call_providers: list[str | None] = field(default_factory=list)  # who served each model call
     call_usage: list[dict[str, Any]] = field(default_factory=list)  # each answered model call's tokens and seconds
+    tool_usage: list[dict[str, Any]] = field(default_factory=list)  # each answered tool call's seconds, CPU, queue, limits
+    tool_cpu_seconds: float = 0.0  # what the tool calls measured (sandbox calls), all calls together
+    tool_queue_seconds: float = 0.0  # tool calls waiting for a free core
+    tool_limits_hit: list[str] = field(default_factory=list)  # "<tool>:<limit>" per limit a call hit
+    calling: CallUsage | None = None  # the meter of the tool call in progress, if one is
     model_seconds: float = 0.0
     tool_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -141,24 +149,27 @@ async def converse(
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     with faults_injected() as episode.injected_faults:
         try:
-            async with asyncio.timeout(limits.timeout):
-                await _loop(episode, messages, arm, client, budget, limits, submitted)
+            async with asyncio.timeout(limits.timeout) as deadline:
+                await _loop(episode, messages, arm, client, budget, limits, submitted, deadline)
         except TimeoutError:
             _end_by_timeout(episode, limits.timeout)
         finally:
             episode.wall_seconds = time.perf_counter() - started
-            episode.transcript = with_call_usage(messages, episode.call_usage)
+            episode.transcript = with_call_usage(messages, episode.call_usage, episode.tool_usage)
     _end_by_corrupted_tool_calls(episode)
     return episode
 
 
-def with_call_usage(messages: list[dict[str, Any]], usage: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The transcript: each assistant turn with its model call's `usage`, in call order. Copies, as
-    `messages` is what the provider is sent (and what a replay compares), where the key has no place."""
-    calls = iter(usage)
+def with_call_usage(
+    messages: list[dict[str, Any]], usage: list[dict[str, Any]], tool_usage: list[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """The transcript: each assistant turn with its model call's `usage`, and each tool result with
+    its tool call's, in call order. Copies, as `messages` is what the provider is sent (and what a
+    replay compares), where the key has no place."""
+    calls = {"assistant": iter(usage), "tool": iter(tool_usage)}
     transcript = []
     for message in messages:
-        call = next(calls, None) if message["role"] == "assistant" else None
+        call = next(calls[message["role"]], None) if message["role"] in calls else None
         transcript.append({**message, "usage": call} if call else message)
     return transcript
 
@@ -178,7 +189,18 @@ def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
     where = {"model": "waiting for the model", "tool": "while a tool ran", "agent": "in the agent loop"}
     kind = ErrorKind.infra if episode.waiting_on == "model" else ErrorKind.agent
     limit = f" ({timeout:g} s)" if timeout else ""  # none set: a replay of a recorded timeout
+    if episode.calling is not None and episode.calling.waiting_for_core:  # the machine's doing, not the agent's
+        episode.end(StopReason.timeout, f"run timeout{limit} while a tool call waited for a free core", ErrorKind.infra)
+        episode.retryable = True
+        return
     episode.end(StopReason.timeout, f"run timeout{limit} {where[episode.waiting_on]}", kind)
+
+
+def _give_back(deadline: asyncio.Timeout, usage: dict[str, Any]) -> None:
+    """A tool call's wait for a free core is not the run's time: load must not change a grade."""
+    when = deadline.when()
+    if when is not None and usage["queue_seconds"]:
+        deadline.reschedule(when + usage["queue_seconds"])
 
 
 async def _loop(
@@ -189,6 +211,7 @@ async def _loop(
     budget: int,
     limits: RunLimits,
     submitted: Callable[[], bool],
+    deadline: asyncio.Timeout,
 ) -> None:
     while True:
         cap = limits.reached(episode.usage.tokens, episode.usage.cost_usd)
@@ -216,7 +239,7 @@ async def _loop(
                 episode.stop_reason = StopReason.budget
                 return
             try:
-                outcome = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+                outcome, usage = await _call_tool(episode, arm, call.function.name, call.function.arguments)
             except ToolInfraError as error:
                 episode.end(StopReason.infra_error, f"ToolInfraError: {error}", ErrorKind.infra)
                 episode.retryable = True
@@ -229,6 +252,8 @@ async def _loop(
                     "content": outcome.to_message_content(),
                 }
             )
+            episode.tool_usage.append(usage)
+            _give_back(deadline, usage)
             if submitted():
                 episode.stop_reason = StopReason.submitted
                 return
@@ -261,24 +286,41 @@ async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
     return response
 
 
-async def _call_tool(episode: Episode, arm: Arm, name: str, arguments: str | None) -> ToolOutcome:
+async def _call_tool(
+    episode: Episode, arm: Arm, name: str, arguments: str | None
+) -> tuple[ToolOutcome, dict[str, Any]]:
+    """The call's outcome, and its usage for the transcript: seconds, CPU seconds, queue seconds, limits hit."""
     episode.actions_by_tool[name] += 1
     episode.waiting_on = "tool"
     started = time.perf_counter()
     tool = arm.tool(name)
     if tool is None:
         known = [t.name for t in arm.tools]
+        usage = CallUsage()
         outcome = ToolOutcome(
             ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
             is_error=True,
         )
     else:
         episode.empty_tool_args += takes_arguments(tool) and _is_empty(arguments)
-        outcome = await tool.invoke(arguments)
-    episode.tool_seconds += time.perf_counter() - started
+        with metered() as usage:
+            episode.calling = usage  # left set if the call is cancelled: _end_by_timeout reads it
+            try:
+                outcome = await tool.invoke(arguments)
+            finally:  # a call that ends the run (ToolInfraError) still counts in the run's totals
+                _add_tool_usage(episode, name, usage)
+            episode.calling = None
+    seconds = time.perf_counter() - started
+    episode.tool_seconds += seconds
     episode.waiting_on = "agent"
     episode.tool_errors += outcome.is_error
-    return outcome
+    return outcome, {"seconds": round(seconds, 3), **usage.as_dict()}
+
+
+def _add_tool_usage(episode: Episode, name: str, usage: CallUsage) -> None:
+    episode.tool_cpu_seconds += usage.cpu_seconds or 0.0
+    episode.tool_queue_seconds += usage.queue_seconds
+    episode.tool_limits_hit += [f"{name}:{limit}" for limit in usage.limits_hit]
 
 
 def takes_arguments(tool: OfferedTool) -> bool:

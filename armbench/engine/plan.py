@@ -38,6 +38,14 @@ def tool_key(arm: str, domain: str) -> str:
     return f"{arm}/{domain}"
 
 
+def plan_size(question_sets: list[QuestionSet], config: RunConfig) -> int:
+    """How many runs `plan` makes, counted without making them: `--runs 1000000000` is refused
+    before a list of that length is built."""
+    asked = sum(not config.questions or question.id in config.questions
+                for question_set in question_sets for question in question_set.questions)
+    return asked * len(config.arms) * config.runs
+
+
 def plan(question_sets: list[QuestionSet], config: RunConfig) -> list[Job]:
     return [
         Job(question, question_set, arm, repeat)

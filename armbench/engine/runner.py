@@ -88,10 +88,11 @@ async def run_set(
     worker_scope: WorkerScope | None = None,
 ) -> RunSetResult:
     jobs = plan(question_sets, config)
-    stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
-    domains = [qs.domain for qs in question_sets]
-    async with open_environment(domains, config) as env:
-        return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
+    with store.writing():  # one writer per run set, from before its records are read
+        stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
+        domains = [qs.domain for qs in question_sets]
+        async with open_environment(domains, config) as env:
+            return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
 
 
 async def _run_jobs(
@@ -116,7 +117,8 @@ async def _run_jobs(
     callers = _model_callers(config, jobs, store, manifest)
     previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}
-    pending = iter([job for job in jobs if job.run_id not in done])
+    todo = [job for job in jobs if job.run_id not in done]
+    pending = iter(todo)
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
     tally = Totals(previous)
 
@@ -160,7 +162,7 @@ async def _run_jobs(
                 raise _TooManyInfraErrors
             async with (_sites(config, env, callers, worker_scope, tool_manifests, jobs) as sites,
                         asyncio.TaskGroup() as group):
-                for index in range(config.concurrency):
+                for index in range(max(1, min(config.concurrency, len(todo)))):  # no idle workers
                     group.create_task(worker(index, sites))
         except* _TooManyInfraErrors:
             store.finish()
@@ -177,6 +179,11 @@ async def _run_jobs(
     store.finish()
     if result.already_done + len(result.records) == result.planned:
         result.halted = None  # the cap was reached by the last run: nothing was left undone
+    broken = [record for record in result.records if record.retryable]
+    if broken:
+        raise RunSetFailed(f"{len(broken)} runs were broken by the harness, not the agent (first: {broken[0].run_id}: "
+                           f"{broken[0].error}); they are infra errors that --resume {store.directory} runs again",
+                           result)
     if config.max_infra_errors is None and tally.infra_errors * 2 > result.planned:
         raise RunSetFailed(f"{tally.infra_errors} of {result.planned} planned runs are infra errors, more than "
                            f"half. First error: {tally.first_infra_error}", result)
@@ -219,11 +226,14 @@ def _create(store: RunSetStore, manifest: Manifest) -> list[RunRecord]:
 def _reopen(store: RunSetStore, stored: Manifest, manifest: Manifest, config: RunConfig) -> list[RunRecord]:
     """The finished runs of a stopped run set, once its tools and prompt are known to be the same too."""
     check_environment(store, stored, manifest)
-    set_aside = store.reopen()
-    if set_aside:
-        Console(stderr=True, soft_wrap=True).print(
-            f"[yellow]resume:[/yellow] set aside {set_aside} corrupt line(s) of {store.runs_path} in "
-            f"{store.bad_path}; their runs will be redone", highlight=False)
+    reopened = store.reopen()
+    notes = [f"set aside {reopened.corrupt} corrupt line(s) of {store.runs_path} in {store.bad_path}; their runs "
+             "will be redone" if reopened.corrupt else "",
+             f"{reopened.retried} run(s) the harness broke will be run again (their records: "
+             f"{store.retried_path})" if reopened.retried else "",
+             f"dropped {reopened.duplicates} earlier record(s) of runs recorded twice" if reopened.duplicates else ""]
+    for note in filter(None, notes):
+        Console(stderr=True, soft_wrap=True).print(f"[yellow]resume:[/yellow] {note}", highlight=False)
     store.write_manifest(record_resume(stored, config))
     return store.records()
 

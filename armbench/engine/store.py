@@ -6,15 +6,22 @@
     <run-set>/transcripts/    one JSONL per run: the messages exchanged
     <run-set>/recording/      with --record: one JSONL per run, every model call (armbench/models/recording.py)
     <run-set>/runs.jsonl.bad  the corrupt lines a resume set aside (their runs were redone)
+    <run-set>/runs.jsonl.retried  records of runs the harness broke, set aside by a resume that redid them
+    <run-set>/writer.lock     the one writer's lock (an flock) and pid: see `RunSetStore.writing`
 
 Appending one line per finished run (one `write` of the whole line, then fsync) means a crash,
 a Ctrl-C or a `kill -9` loses at most the runs in flight; `bench run --resume` redoes those.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +32,15 @@ from armbench.errors import UserError, read_bytes, read_json_object
 from armbench.types import Manifest, RunRecord
 
 
+@dataclass(frozen=True)
+class Reopened:
+    """What a resume set aside of a stopped run set's lines (see RunSetStore.reopen)."""
+
+    corrupt: int  # lines that are not run records, moved to runs.jsonl.bad
+    retried: int  # records of runs the harness broke, moved to runs.jsonl.retried: they run again
+    duplicates: int  # earlier records of runs recorded twice, dropped
+
+
 class RunSetStore:
     def __init__(self, directory: Path):
         self.directory = directory
@@ -32,6 +48,8 @@ class RunSetStore:
         self.manifest_path = directory / "manifest.json"
         self.transcripts_dir = directory / "transcripts"
         self.bad_path = directory / "runs.jsonl.bad"
+        self.retried_path = directory / "runs.jsonl.retried"
+        self.lock_path = directory / "writer.lock"
 
     def check_new(self) -> None:
         """Refuse (UserError) a place that cannot take a new run set: one holding a run set already, a
@@ -60,6 +78,7 @@ class RunSetStore:
                 problem = error.strerror
         if problem:
             raise UserError(f"cannot resume {self.directory}: it takes no more records ({problem})")
+        self.check_no_writer()
 
     def create(self, manifest: Manifest) -> None:
         self.check_new()
@@ -67,26 +86,67 @@ class RunSetStore:
         self.write_manifest(manifest)
         self.runs_path.touch()
 
-    def reopen(self) -> int:
-        """Prepare a stopped run set for more runs: drop a torn last line (a crash mid-write), so the
-        next record starts on a line of its own, and move each other line that is not a run record to
-        runs.jsonl.bad, kept for a look while its run is redone. Returns how many lines were moved."""
+    def reopen(self) -> Reopened:
+        """Prepare a stopped run set for more runs, so it ends with one record per run: drop a torn
+        last line (a crash mid-write), move each other line that is not a run record to
+        runs.jsonl.bad (kept for a look while its run is redone), keep only the last record of a run
+        recorded twice, and move the records of runs the harness broke (`retryable`) to
+        runs.jsonl.retried, so those runs are run again."""
         self.transcripts_dir.mkdir(parents=True, exist_ok=True)
         data = read_bytes(self.runs_path, "the run set's records")
         complete = data[: data.rfind(b"\n") + 1]
         lines = self._parse(complete)
         corrupt = [raw for _number, raw, parsed in lines if not isinstance(parsed, RunRecord)]
-        if corrupt:
-            with self.bad_path.open("ab") as bad:
-                bad.write(b"".join(raw + b"\n" for raw in corrupt))
-                os.fsync(bad.fileno())
-            kept = b"".join(raw + b"\n" for _number, raw, parsed in lines if isinstance(parsed, RunRecord))
-            self._replace_runs(kept)
+        last: dict[str, tuple[bytes, RunRecord]] = {}
+        for _number, raw, parsed in lines:
+            if isinstance(parsed, RunRecord):
+                last.pop(parsed.run_id, None)  # kept where its last record is
+                last[parsed.run_id] = (raw, parsed)
+        retried = [raw for raw, record in last.values() if record.retryable]
+        reopened = Reopened(len(corrupt), len(retried), len(lines) - len(corrupt) - len(last))
+        if corrupt or retried or reopened.duplicates:
+            for path, moved in ((self.bad_path, corrupt), (self.retried_path, retried)):
+                if moved:
+                    with path.open("ab") as aside:
+                        aside.write(b"".join(raw + b"\n" for raw in moved))
+                        os.fsync(aside.fileno())
+            self._replace_runs(b"".join(raw + b"\n" for raw, record in last.values() if not record.retryable))
         elif len(complete) != len(data):
             with self.runs_path.open("r+b") as handle:
                 handle.truncate(len(complete))
                 os.fsync(handle.fileno())
-        return len(corrupt)
+        return reopened
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the run set's one-writer lock while records are added: an flock, which the kernel
+        drops when the process dies (kill -9 included), so a lock is never stale. Another writer
+        is refused at once, naming the holder; readers never take it."""
+        made = not self.directory.exists()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise UserError(f"{self.directory} is being written by another `bench run` (pid {holder}); "
+                            "wait for it to end, or stop it and --resume") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            yield
+        finally:
+            if made and os.listdir(self.directory) == [self.lock_path.name]:  # a set that never started
+                self.lock_path.unlink()
+                self.directory.rmdir()
+            os.close(fd)  # releases the lock
+
+    def check_no_writer(self) -> None:
+        """Refuse (UserError) now, before any preflight, a run set another process is writing."""
+        if self.lock_path.exists():
+            with self.writing():
+                pass
 
     def _replace_runs(self, data: bytes) -> None:
         """runs.jsonl replaced by `data` at once: a crash leaves the old file or the new, never half."""
@@ -142,17 +202,23 @@ class RunSetStore:
         return stored
 
     def records(self) -> list[RunRecord]:
-        """Every complete line of runs.jsonl. A torn last line (a crash mid-write: no newline yet) is
-        skipped; any other line that is not a run record is an error, never a silently lost run."""
+        """Every complete line of runs.jsonl, one record per run. A torn last line (a crash mid-write:
+        no newline yet) is skipped; any other line that is not a run record of this run set is an
+        error, never a silently lost run. A run recorded twice keeps its last record (said once)."""
         if not self.runs_path.exists():
             return []
-        records = []
+        latest: dict[str, RunRecord] = {}
+        lines = 0
         for number, _raw, parsed in self._parse(read_bytes(self.runs_path, "the run set's records")):
             if not isinstance(parsed, RunRecord):
                 raise UserError(f"{self.runs_path}:{number} is not a run record ({parsed}); resuming the "
                                 f"set (its `bench run` command with --resume {self.directory}) sets such lines aside")
-            records.append(parsed)
-        return records
+            latest.pop(parsed.run_id, None)  # kept where its last record is
+            latest[parsed.run_id] = parsed
+            lines += 1
+        if lines > len(latest):
+            tell_duplicates(self.runs_path, lines - len(latest))
+        return list(latest.values())
 
     def records_to_report(self) -> list[RunRecord]:
         """Every record, for a report, a comparison or the regression gate: a run set without one is a
@@ -162,21 +228,60 @@ class RunSetStore:
             raise UserError(f"no runs in {self.directory} (its runs.jsonl holds no run record)")
         return records
 
-    @staticmethod
-    def _parse(data: bytes) -> list[tuple[int, bytes, RunRecord | str]]:
+    def _parse(self, data: bytes) -> list[tuple[int, bytes, RunRecord | str]]:
         """Each complete line of runs.jsonl (a torn last one left out): its number, its bytes, and
-        its record or why it is not one."""
+        its record or why it is not one. Read strictly, as a hand edit would otherwise slip through
+        ("yes" is no boolean, NaN no cost), and against the arms and question sets the manifest names."""
+        names = RunSetNames.of(self.manifest() if self.manifest_path.exists() else {})
         *complete, _torn = data.split(b"\n")
         lines: list[tuple[int, bytes, RunRecord | str]] = []
         for number, raw in enumerate(complete, start=1):
             try:
-                parsed: RunRecord | str = RunRecord.model_validate_json(raw.decode("utf-8"))
+                record = RunRecord.model_validate_json(raw.decode("utf-8"), strict=True)
+                parsed: RunRecord | str = names.stranger(record) or record
             except UnicodeDecodeError as error:
                 parsed = f"not UTF-8 text at byte {error.start}"
             except ValidationError as error:
-                parsed = error.errors()[0]["msg"]
+                parsed = describe(error.errors()[:1]).removeprefix(": ")
             lines.append((number, raw, parsed))
         return lines
+
+
+@dataclass(frozen=True)
+class RunSetNames:
+    """The arms and question sets ("<domain>/<set>") a run set's manifest names, which its records
+    must use; None where the manifest names none (a run set without one, or from before the key)."""
+
+    arms: frozenset[str] | None
+    question_sets: frozenset[str] | None
+
+    @classmethod
+    def of(cls, manifest: dict[str, Any]) -> RunSetNames:
+        arms, question_sets = (manifest.get("config") or {}).get("arms"), manifest.get("question_sets")
+        return cls(frozenset(map(str, arms)) if isinstance(arms, list) else None,
+                   frozenset(question_sets) if isinstance(question_sets, dict) else None)
+
+    def stranger(self, record: RunRecord) -> str | None:
+        """Why `record` is not one of this run set's runs, if it is not."""
+        if self.arms is not None and record.arm not in self.arms:
+            return f"arm: {record.arm!r} is not an arm of this run set ({', '.join(sorted(self.arms))})"
+        key = f"{record.domain}/{record.set}"
+        if self.question_sets is not None and key not in self.question_sets:
+            return (f"domain/set: {key!r} is not a question set of this run set "
+                    f"({', '.join(sorted(self.question_sets)) or 'none'})")
+        return None
+
+
+_TOLD_DUPLICATES: set[Path] = set()  # runs.jsonl files whose repeated runs were reported already
+
+
+def tell_duplicates(runs_path: Path, repeated: int) -> None:
+    """One warning per file and process, however often it is read."""
+    if runs_path.resolve() in _TOLD_DUPLICATES:
+        return
+    _TOLD_DUPLICATES.add(runs_path.resolve())
+    print(f"warning: {runs_path} records {repeated} run(s) more than once; the last record of each is used",
+          file=sys.stderr)
 
 
 def write_transcript(path: Path, messages: list[dict[str, Any]]) -> None:
@@ -220,7 +325,8 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "actions_by_tool": pl.List(pl.Struct({"tool": TEXT, "count": pl.Int64})), "tool_errors": pl.Int64,
     "empty_tool_args": pl.Int64, "retries": pl.Int64, "injected_faults": LIST_OF_TEXT,
     "call_providers": LIST_OF_TEXT, "wall_seconds": pl.Float64, "model_seconds": pl.Float64,
-    "tool_seconds": pl.Float64, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
+    "tool_seconds": pl.Float64, "tool_cpu_seconds": pl.Float64, "tool_queue_seconds": pl.Float64,
+    "tool_limits_hit": LIST_OF_TEXT, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
     "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "synthesized_tool_hash": TEXT,
     "finished_at": TEXT,
 }
@@ -231,6 +337,8 @@ def records_frame(records: list[RunRecord]) -> pl.DataFrame:
     rows = [
         {**record.model_dump(mode="json"), "injected_faults": record.injected_faults,
          "synthesized_tool_hash": record.synthesized_tool_hash,
+         "tool_cpu_seconds": record.tool_cpu_seconds, "tool_queue_seconds": record.tool_queue_seconds,
+         "tool_limits_hit": record.tool_limits_hit,
          "actions_by_tool": [{"tool": tool, "count": count} for tool, count in record.actions_by_tool.items()]}
         for record in records
     ]

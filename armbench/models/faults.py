@@ -21,6 +21,7 @@ LiteLLM is imported only to raise a fault, so the run loop can import this modul
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,7 @@ from typing import Any
 PROVIDER_FAULTS = ("rate_limit", "server_error", "timeout", "connection_reset")
 TOOL_CALL_FAULTS = ("malformed_tool_json", "dropped_args")
 FAULTS = PROVIDER_FAULTS + TOOL_CALL_FAULTS
-OPTIONS = "latency=<seconds>, faults=<rate 0..1>, seed=<int>"
+OPTIONS = "latency=<seconds, finite and >= 0>, faults=<rate 0..1>, seed=<int>"
 
 
 @dataclass
@@ -75,7 +76,8 @@ def parse_options(text: str) -> Misbehaviour:
 
 
 def _at_least_zero(value: float) -> float:
-    if value < 0:
+    """A finite number of seconds: `inf` or `nan` would make every call wait forever."""
+    if not (math.isfinite(value) and value >= 0):
         raise ValueError
     return value
 

@@ -8,7 +8,8 @@
 - a server that died is restarted on the same sockets (`restart`); requests sent meanwhile wait
   in the kernel's queue;
 - the server stops when this process dies any other way: it watches a pipe whose only writer is
-  this process, and the kernel closes that at this process's death.
+  this process, and the kernel closes that at this process's death. It runs in a session of its
+  own, so a Ctrl-C at the terminal reaches this process alone, which stops the server in order.
 Each start writes the server's pid to `<socket dir>/server-<port base>.pid`, so whatever uses the
 replicas (`ServerWatch`) can tell whether the server it talked to lived through a call.
 
@@ -149,7 +150,7 @@ class ReplicaServer:
         try:
             with self.log_path.open("ab") as log:
                 self.process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=subprocess.STDOUT,
+                                                stderr=subprocess.STDOUT, start_new_session=True,
                                                 pass_fds=(watched, *(fd for fds in descriptors for fd in fds)))
         finally:
             os.close(watched)

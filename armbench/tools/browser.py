@@ -11,6 +11,8 @@ Safety and liveness, each learnt the hard way against Chromium 1.65:
   the tab is replaced by a fresh one and the model is told so.
 - A navigation to a blocked origin from a click is answered with 204 No Content, which leaves the
   page where it was (aborting it would show a browser error page instead).
+- Chromium's work is CPU work: a step waits for a free core (admission.py) before its deadline
+  starts, and the wait, and a step stopped by its deadline, go to the call's meter (call_usage.py).
 """
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from armbench.errors import UserError
+from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError
+from armbench.tools.call_usage import charge
 
 CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
 # /usr/bin/chromium on Debian is a wrapper script; Playwright needs the real binary first.
@@ -243,6 +247,11 @@ class BrowserSession:
     # ---- machinery ---------------------------------------------------------------------------
 
     async def _step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:
+        async with admitted() as queued_s:
+            charge(queue_seconds=queued_s)
+            return await self._admitted_step(what, action)
+
+    async def _admitted_step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:
         self._blocked.clear()
         self._failed.clear()
         last_url = self.page.url
@@ -259,6 +268,7 @@ class BrowserSession:
                     )
                     return PageView(self.page.url, title, snapshot)
         except (TimeoutError, PlaywrightTimeoutError):
+            charge(limit="step_timeout")
             await self._new_tab()
             raise ToolError(
                 "timeout",

@@ -7,6 +7,9 @@ together, tmpfs files and socket buffers included:
 - cgroup v2 (one hierarchy): memory.max, memory.swap.max = 0, pids.max; kills in memory.events;
 - cgroup v1 (a hierarchy per controller): memory.limit_in_bytes, memory.memsw.limit_in_bytes (no
   swap beyond the cap), memory.kmem.tcp.limit_in_bytes (socket buffers), pids.max.
+Where the CPU controllers are there too (optional: the memory and pids caps work without them), the
+leaf also counts the call's CPU time (v2 cpu.stat, v1 cpuacct.usage) and how long a CPU quota held
+it back (cpu.stat), and can take a quota of its own (v2 cpu.max, v1 cpu.cfs_quota_us).
 Leaves go under the harness's own cgroup, so limits set on the harness (a container, a slice) still
 hold above them. It needs root or a delegated subtree; `cgroup_problem()` says why it cannot work.
 """
@@ -22,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids")
+CPU_CONTROLLERS = {2: ("cpu",), 1: ("cpu", "cpuacct")}  # optional: the CPU figures and quota
+CPU_PERIOD_US = 100_000
 REMOVE_WAIT_S = 5.0  # a killed process needs a moment to leave its cgroup
 _serial = itertools.count()
 
@@ -41,18 +46,24 @@ class CallCgroup:
 
     version: int
     dirs: tuple[Path, ...]
+    controllers: tuple[tuple[str, ...], ...]  # what each directory's hierarchy controls
 
     @classmethod
-    def make(cls, memory_bytes: int, processes: int) -> CallCgroup:
+    def make(cls, memory_bytes: int, processes: int, cpus: float | None = None) -> CallCgroup:
+        """`cpus`: a CPU quota for the call's processes together (None: none); an OSError where
+        no CPU controller can take one."""
         hierarchies = find_hierarchies()
         if isinstance(hierarchies, str):
             raise OSError(hierarchies)
         name = f"armbench-{os.getpid()}-{next(_serial)}"
-        made = cls(hierarchies[0].version, tuple(h.own / name for h in hierarchies))
+        made = cls(hierarchies[0].version, tuple(h.own / name for h in hierarchies),
+                   tuple(h.controllers for h in hierarchies))
         try:
+            if cpus is not None and made.directory("cpu") is None:
+                raise OSError("no cpu controller for a CPU quota")
             for hierarchy, leaf in zip(hierarchies, made.dirs, strict=True):
                 leaf.mkdir()
-                for file, value in limit_files(hierarchy, memory_bytes, processes):
+                for file, value in limit_files(hierarchy, memory_bytes, processes, cpus):
                     if file.startswith("memory.memsw") or file.startswith("memory.kmem"):
                         if not (leaf / file).exists():  # swap accounting off, or an older kernel
                             continue
@@ -61,6 +72,13 @@ class CallCgroup:
             made.remove()
             raise
         return made
+
+    def directory(self, controller: str) -> Path | None:
+        """The leaf's directory in the hierarchy of `controller` (v2: every file is in the one)."""
+        for leaf, controllers in zip(self.dirs, self.controllers, strict=True):
+            if controller in controllers or (self.version == 2 and controller == "cpuacct"):
+                return leaf
+        return None
 
     def enter(self) -> list[str]:
         """A command prefix that moves itself into the leaf, then execs the rest (as root, before
@@ -89,6 +107,34 @@ class CallCgroup:
         except (OSError, ValueError):  # memory.peak is a v2 file of Linux 5.19+
             return None
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the leaf's processes have used, all together (None: not counted here)."""
+        try:
+            if self.version == 2:  # cpu.stat's usage is kept in every v2 cgroup
+                return stat_value(self.dirs[0] / "cpu.stat", "usage_usec") / 1e6
+            accounting = self.directory("cpuacct")
+            return None if accounting is None else int((accounting / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError):
+            return None
+
+    def throttled_seconds(self) -> float:
+        """Wall time a CPU quota held the leaf back. The kernel adds it up over each CPU's run queue,
+        and a quota throttles them all at once: so the sum over the CPUs, divided by their number."""
+        cpu = self.directory("cpu")
+        key, unit = ("throttled_usec", 1e6) if self.version == 2 else ("throttled_time", 1e9)
+        try:
+            return 0.0 if cpu is None else stat_value(cpu / "cpu.stat", key) / unit / (os.cpu_count() or 1)
+        except (OSError, ValueError):
+            return 0.0
+
+    def thread_ids(self) -> list[int]:
+        """Every thread of the leaf's processes, as the host numbers them."""
+        listing = self.dirs[0] / ("cgroup.threads" if self.version == 2 else "tasks")
+        try:
+            return [int(tid) for tid in listing.read_text().split()]
+        except (OSError, ValueError):
+            return []
+
     def remove(self) -> None:
         """Kill whatever is left in the leaf, then remove it."""
         deadline = time.monotonic() + REMOVE_WAIT_S
@@ -107,8 +153,19 @@ class CallCgroup:
                     time.sleep(0.01)
 
 
-def limit_files(hierarchy: Hierarchy, memory_bytes: int, processes: int) -> list[tuple[str, int]]:
-    files: list[tuple[str, int]] = []
+def stat_value(path: Path, key: str) -> int:
+    """One counter of a `key value` file such as cpu.stat (0 when the kernel does not keep it)."""
+    for line in path.read_text().splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value)
+    return 0
+
+
+def limit_files(
+    hierarchy: Hierarchy, memory_bytes: int, processes: int, cpus: float | None = None
+) -> list[tuple[str, int | str]]:
+    files: list[tuple[str, int | str]] = []
     if "memory" in hierarchy.controllers:
         if hierarchy.version == 2:
             files += [("memory.max", memory_bytes), ("memory.swap.max", 0)]
@@ -120,6 +177,12 @@ def limit_files(hierarchy: Hierarchy, memory_bytes: int, processes: int) -> list
             ]
     if "pids" in hierarchy.controllers:
         files.append(("pids.max", processes))
+    if "cpu" in hierarchy.controllers and cpus is not None:
+        quota = max(1_000, round(cpus * CPU_PERIOD_US))  # the kernel's smallest quota is 1 ms
+        if hierarchy.version == 2:
+            files.append(("cpu.max", f"{quota} {CPU_PERIOD_US}"))
+        else:
+            files += [("cpu.cfs_period_us", CPU_PERIOD_US), ("cpu.cfs_quota_us", quota)]
     return files
 
 
@@ -132,7 +195,8 @@ def pids_in(leaf: Path) -> list[int]:
 
 @functools.cache
 def find_hierarchies() -> tuple[Hierarchy, ...] | str:
-    """The hierarchies that cap memory and pids for this process (v2 preferred), or why none can."""
+    """The hierarchies that cap memory and pids for this process (v2 preferred), with the CPU
+    controllers where they are there too, or why none can."""
     mounts = cgroup_mounts()
     own = own_cgroups()
     v2 = mounts.get("cgroup2")
@@ -140,32 +204,38 @@ def find_hierarchies() -> tuple[Hierarchy, ...] | str:
         directory = v2 / own[""].lstrip("/")
         available = (directory / "cgroup.controllers").read_text().split() if directory.exists() else []
         if all(c in available for c in CONTROLLERS):
-            problem = enable_v2_controllers(directory)
+            problem = enable_v2_controllers(directory, CONTROLLERS)
             if problem is None:
-                return (Hierarchy(2, directory, CONTROLLERS),)
+                cpu = [c for c in CPU_CONTROLLERS[2] if c in available]
+                if cpu and enable_v2_controllers(directory, tuple(cpu)) is not None:
+                    cpu = []  # e.g. a realtime thread in the subtree: the CPU figures are optional
+                return (Hierarchy(2, directory, CONTROLLERS + tuple(cpu)),)
             v2_problem = problem
         else:
             v2_problem = f"cgroup v2 at {v2} lacks the {' and '.join(CONTROLLERS)} controllers"
     else:
         v2_problem = "no cgroup v2 hierarchy"
-    v1 = []
     for controller in CONTROLLERS:
         if controller not in mounts or controller not in own:
             return f"{v2_problem}, and no cgroup v1 {controller} hierarchy"
-        v1.append(Hierarchy(1, mounts[controller] / own[controller].lstrip("/"), (controller,)))
-    return tuple(v1)
+    by_directory: dict[Path, tuple[str, ...]] = {}  # controllers mounted together share a leaf
+    for controller in CONTROLLERS + CPU_CONTROLLERS[1]:
+        if controller in mounts and controller in own:
+            directory = mounts[controller] / own[controller].lstrip("/")
+            by_directory[directory] = by_directory.get(directory, ()) + (controller,)
+    return tuple(Hierarchy(1, directory, controllers) for directory, controllers in by_directory.items())
 
 
-def enable_v2_controllers(directory: Path) -> str | None:
-    """Children of `directory` get memory and pids caps only if its subtree_control enables them."""
+def enable_v2_controllers(directory: Path, controllers: tuple[str, ...]) -> str | None:
+    """Children of `directory` get these controllers' caps only if its subtree_control enables them."""
     control = directory / "cgroup.subtree_control"
     try:
         enabled = control.read_text().split()
-        missing = [c for c in CONTROLLERS if c not in enabled]
+        missing = [c for c in controllers if c not in enabled]
         if missing:
             control.write_text(" ".join(f"+{c}" for c in missing))
     except OSError as error:  # EBUSY: a non-root cgroup holding processes cannot delegate
-        return f"cannot enable {' and '.join(CONTROLLERS)} for children of {directory}: {error.strerror}"
+        return f"cannot enable {' and '.join(controllers)} for children of {directory}: {error.strerror}"
     return None
 
 
@@ -226,3 +296,41 @@ def cgroup_problem() -> str | None:
         return str(error)
     remove_stale_leaves()
     return None
+
+
+def counts_cpu() -> bool:
+    """Whether a call's leaf counts its CPU time (so the CPU limit and the CPU waits are the call's)."""
+    hierarchies = find_hierarchies()
+    if isinstance(hierarchies, str):
+        return False
+    return hierarchies[0].version == 2 or any("cpuacct" in h.controllers for h in hierarchies)
+
+
+def harness_cpu_quota() -> float | None:
+    """How many CPUs a quota on the harness's cgroup, or on one above it, allows (None: no quota)."""
+    mounts, own = cgroup_mounts(), own_cgroups()
+    quotas = []
+    if "cgroup2" in mounts and "" in own:
+        for directory in ancestors(mounts["cgroup2"], own[""]):
+            quota, _, period = read_text(directory / "cpu.max").partition(" ")
+            if quota.isdigit() and period.strip().isdigit():
+                quotas.append(int(quota) / int(period))
+    if "cpu" in mounts and "cpu" in own:
+        for directory in ancestors(mounts["cpu"], own["cpu"]):
+            quota, period = read_text(directory / "cpu.cfs_quota_us"), read_text(directory / "cpu.cfs_period_us")
+            if quota.isdigit() and period.isdigit():  # "-1": no quota
+                quotas.append(int(quota) / int(period))
+    return min(quotas, default=None)
+
+
+def ancestors(mount: Path, path: str) -> list[Path]:
+    """The cgroup at `path` under `mount` and each one above it, up to the mount's root."""
+    directory = mount / path.lstrip("/")
+    return [directory, *[parent for parent in directory.parents if parent.is_relative_to(mount)]]
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""

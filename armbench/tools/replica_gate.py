@@ -17,18 +17,22 @@ big replies; the clock sees both.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 
 from armbench.tools.sandbox import ReplicaRoute
 
 READ_CHUNK = 65_536
 MAX_WAITING = 16  # a run's connections waiting for a slot; more are answered 503 at once
 HOP_BY_HOP = {b"connection", b"keep-alive", b"proxy-connection", b"upgrade"}
+GATE_PREFIX = "armbench-gate-"  # then the owner's pid, "-", and mkdtemp's letters
 
 
 class ReplicaShare:
@@ -153,8 +157,7 @@ async def close(writer: asyncio.StreamWriter) -> None:
 async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterator[list[ReplicaRoute]]:
     """The same routes, each through a relay socket that holds the run to `share`, for one sandbox
     call. A replica that is down is answered 502 by its relay."""
-    directory = tempfile.mkdtemp(prefix="armbench-gate-")
-    os.chmod(directory, 0o755)  # the sandbox's uid must reach the sockets
+    directory, lock = gate_folder()
     servers: list[asyncio.Server] = []
     relays: set[asyncio.Task] = set()
 
@@ -185,3 +188,53 @@ async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterato
             task.cancel()
         await asyncio.gather(*relays, return_exceptions=True)
         shutil.rmtree(directory, ignore_errors=True)
+        os.close(lock)
+
+
+def gate_folder() -> tuple[str, int]:
+    """A new folder for one call's relay sockets and a descriptor holding its lock. The folder is
+    named after this process and locked while it lives (the kernel lets go however the process
+    ends), so a later process can tell a leftover of a `kill -9` from a folder in use."""
+    sweep_leftover_gates()
+    directory = tempfile.mkdtemp(prefix=f"{GATE_PREFIX}{os.getpid()}-")
+    os.chmod(directory, 0o755)  # the sandbox's uid must reach the sockets
+    lock = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return directory, lock
+
+
+@cache  # once per process: the leftovers of the processes that died before it started
+def sweep_leftover_gates() -> None:
+    """Remove this user's gate folders whose owner is gone: the pid in the name runs no process and
+    nobody holds the folder's lock. A live process's folder (its pid alive, or its lock held, as in
+    another pid namespace sharing /tmp) is never touched."""
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        pid = name.removeprefix(GATE_PREFIX).partition("-")[0]
+        if not name.startswith(GATE_PREFIX) or not pid.isdigit() or process_exists(int(pid)):
+            continue
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            lock = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass  # locked: its owner lives
+        finally:
+            os.close(lock)
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

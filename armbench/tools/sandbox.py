@@ -17,8 +17,13 @@ Isolation mode "bwrap+netns" (the normal one, needs bubblewrap and user namespac
   the run to its share of the replica. Anything else is unreachable by construction.
 - A cgroup leaf per call (cgroups.py), when the machine allows, caps the memory and processes of all
   the call's processes together; else the rlimits shrink so that their product fits the same cap.
+- Calls take turns at the machine's cores (admission.py); a call's limits start once it runs. Its
+  CPU limit is the CPU time of all its processes (the leaf's; RLIMIT_CPU per process as well), and
+  its wall limit counts its own time: wall time minus the time the machine held it from a CPU
+  (call_clock.py). A backstop of BACKSTOP_FACTOR x the wall limit in real time ends a call the
+  machine starved: `killed_reason` "starved", the harness's failure, not the agent's.
 - The environment is PATH, HOME, LANG and MALLOC_ARENA_MAX only (no API keys).
-- The wall timeout kills bwrap; its pid-1 child dies with it and takes the whole pid namespace.
+- A time limit kills bwrap; its pid-1 child dies with it and takes the whole pid namespace.
 
 Mode "fallback" (only with `allow_fallback=True`, when bwrap cannot run): the same rlimits, uid
 drop, clean environment and a host temp dir as cwd (deleted afterwards), but NO network isolation
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import dataclasses
 import functools
 import os
 import random
@@ -45,7 +51,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from armbench.errors import UserError
-from armbench.tools.cgroups import CallCgroup, cgroup_problem
+from armbench.tools.admission import admitted, usable_cores
+from armbench.tools.call_clock import SAMPLE_S, CallClock
+from armbench.tools.cgroups import CallCgroup, cgroup_problem, counts_cpu
 
 BWRAP = "bwrap+netns"
 FALLBACK = "fallback"
@@ -60,6 +68,9 @@ READ_CHUNK = 65_536
 # Without cgroups, the call's memory is bounded by NPROC x AS: at most this many processes and
 # threads, each with memory_bytes / this much address space, so the worst case stays memory_bytes.
 RLIMIT_ONLY_PROCESSES = 8
+# A call still short of its wall limit in own time after this many times that limit in real time
+# was starved by the machine (it waited for a CPU for the rest).
+BACKSTOP_FACTOR = 3
 
 # The sandbox's main program (`python -c`): start the forwarders, then run the agent's code
 # (read from stdin) as a script named main.py, with tracebacks free of this wrapper.
@@ -140,6 +151,7 @@ class SandboxConfig(BaseModel):
     replicas: list[ReplicaRoute] = Field(default_factory=list)
     interpreter: str = "/usr/bin/python3"  # must live under /usr and be executable by any uid
     allow_fallback: bool = False
+    cpus: float | None = None  # a CPU quota for the call's processes together (needs the cgroup cpu controller)
 
 
 @dataclass(frozen=True)
@@ -150,11 +162,15 @@ class SandboxResult:
     timed_out: bool
     stdout_truncated: bool
     stderr_truncated: bool
-    duration_s: float
-    killed_reason: str | None  # "wall_timeout", "cpu_limit", "memory_limit", "signal SIGKILL", ...
+    duration_s: float  # from the start of the sandbox, after any wait for a core
+    # "wall_timeout", "cpu_limit", "memory_limit", "starved" (the backstop), "signal SIGKILL", ...
+    killed_reason: str | None
     isolation: str  # BWRAP or FALLBACK
     call_caps: str  # how the call's processes are capped together: call_caps()
     peak_memory_bytes: int | None  # all the call's processes together, when a cgroup counted them
+    cpu_seconds: float | None = None  # all the call's processes together, when a cgroup counted them
+    cpu_wait_seconds: float = 0.0  # held from a CPU by the machine (not counted as the call's own time)
+    queue_seconds: float = 0.0  # waiting for a core before it started
 
 
 class SandboxUnavailable(UserError):
@@ -180,11 +196,17 @@ def isolation_mode(config: SandboxConfig) -> str:
 
 
 def call_caps(config: SandboxConfig) -> str:
-    """How one call's processes are capped together: a cgroup leaf, or rlimits sized to the cap."""
+    """How one call's processes are capped together: a cgroup leaf, or rlimits sized to the cap; and
+    what its CPU and wall limits count."""
     if cgroup_problem() is None:
-        return f"cgroup per call ({config.memory_bytes >> 20} MiB, {config.processes} processes)"
+        if counts_cpu():
+            return (f"cgroup per call ({config.memory_bytes >> 20} MiB, {config.processes} processes, "
+                    f"{config.cpu_s} s CPU; wall limit on the call's own time)")
+        return (f"cgroup per call ({config.memory_bytes >> 20} MiB, {config.processes} processes; "
+                "CPU limit per process, wall limit on wall time)")
     processes, address_space = rlimit_only_caps(config)
-    return f"rlimits only ({processes} processes x {address_space >> 20} MiB)"
+    return (f"rlimits only ({processes} processes x {address_space >> 20} MiB; "
+            "CPU limit per process, wall limit on wall time)")
 
 
 def rlimit_only_caps(config: SandboxConfig) -> tuple[int, int]:
@@ -218,9 +240,16 @@ def bwrap_problem(interpreter: str) -> str | None:
 
 
 async def run_python(code: str, config: SandboxConfig) -> SandboxResult:
+    """Run `code` once a core is free (admission.py); its limits start then."""
     isolation = isolation_mode(config)
+    async with admitted() as queued_s:
+        result = await run_admitted(code, config, isolation)
+    return dataclasses.replace(result, queue_seconds=queued_s)
+
+
+async def run_admitted(code: str, config: SandboxConfig, isolation: str) -> SandboxResult:
     uid = random_uid()
-    leaf = CallCgroup.make(config.memory_bytes, config.processes) if cgroup_problem() is None else None
+    leaf = CallCgroup.make(config.memory_bytes, config.processes, config.cpus) if cgroup_problem() is None else None
     workdir = None if isolation == BWRAP else tempfile.mkdtemp(prefix="armbench-sandbox-")
     try:
         if workdir is None:
@@ -390,11 +419,10 @@ async def execute(
         asyncio.create_task(pump(proc.stderr, err)),
     ]
     writer = asyncio.create_task(feed_stdin(proc.stdin, code))
-    timed_out = False
+    clock = CallClock(leaf if leaf is not None and leaf.cpu_seconds() is not None else None, usable_cores())
+    limit_hit = None
     try:
-        await asyncio.wait_for(proc.wait(), config.wall_timeout_s)
-    except TimeoutError:
-        timed_out = True
+        limit_hit = await watch(proc, clock, config)
     finally:  # also on cancellation: never leave a sandbox running
         if proc.returncode is None:
             kill_group(proc.pid)
@@ -404,9 +432,10 @@ async def execute(
             kill_group(proc.pid)
         for task in (*lingering, writer):
             task.cancel()
+    clock.sample()  # the leaf still counts what the call's processes used
     exit_code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-    if timed_out:
-        killed_reason = "wall_timeout"
+    if limit_hit is not None:
+        killed_reason = limit_hit
     elif leaf is not None and leaf.memory_kills():
         killed_reason = "memory_limit"
     else:
@@ -415,7 +444,7 @@ async def execute(
         stdout=out.text(),
         stderr=err.text(),
         exit_code=exit_code,
-        timed_out=timed_out,
+        timed_out=killed_reason == "wall_timeout",
         stdout_truncated=out.dropped > 0,
         stderr_truncated=err.dropped > 0,
         duration_s=time.perf_counter() - start,
@@ -423,7 +452,30 @@ async def execute(
         isolation=isolation,
         call_caps=call_caps(config),
         peak_memory_bytes=leaf.peak_memory() if leaf is not None else None,
+        cpu_seconds=clock.used_cpu_s,
+        cpu_wait_seconds=clock.waited_s,
     )
+
+
+async def watch(proc: asyncio.subprocess.Process, clock: CallClock, config: SandboxConfig) -> str | None:
+    """Wait for the sandbox to end; the limit it reached first, if one ended it: "cpu_limit" (CPU
+    time of all its processes), "wall_timeout" (its own time) or "starved" (the backstop)."""
+    ended = asyncio.ensure_future(proc.wait())
+    try:
+        while True:
+            done, _ = await asyncio.wait({ended}, timeout=SAMPLE_S)
+            if done:
+                return None
+            clock.sample()
+            used = clock.used_cpu_s
+            if used is not None and used >= config.cpu_s:
+                return "cpu_limit"
+            if clock.own_s >= config.wall_timeout_s:
+                return "wall_timeout"
+            if clock.wall_s >= config.wall_timeout_s * BACKSTOP_FACTOR:
+                return "starved"
+    finally:
+        ended.cancel()
 
 
 def kill_group(pgid: int) -> None:

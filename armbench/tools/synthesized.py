@@ -7,7 +7,8 @@ just the domain's replica, the run's share of it, memory/CPU/time caps). The har
 module global `REPLICA_URL` (the replica's base URL on this machine) before the source runs, so a
 tool written on one machine works on another port base; what it prints is discarded, and what its
 function returns is the result. Arguments are checked against its schema before the sandbox
-starts; a raise, a timeout, an oversized or non-JSON result is a tool error the model sees.
+starts; a raise, a timeout, an oversized or non-JSON result is a tool error the model sees, and a
+call the machine starved (sandbox.py's backstop) ends the run as a retryable infra error.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from armbench.tools.base import MAX_RESULT_CHARS, ToolError, ToolOutcome, check_size, parse_arguments
+from armbench.tools.base import MAX_RESULT_CHARS, ToolError, ToolInfraError, ToolOutcome, check_size, parse_arguments
 from armbench.tools.web_tools import PythonTool
 from armbench.types import DEFAULT_TOOL_TIMEOUT
 
@@ -176,6 +177,8 @@ class SynthesizedTool:
             check_size(result)
         except ToolError as error:
             return ToolOutcome(error.as_result(), is_error=True)
+        except ToolInfraError:
+            raise  # the machine starved the call: the run is an infra error, not the tool's
         except Exception as error:  # arguments nested too deep, a sandbox that cannot start: never a crash
             failure = ToolError("tool_failure", f"{self.name} could not be called: {type(error).__name__}: {error}")
             return ToolOutcome(failure.as_result(), is_error=True)

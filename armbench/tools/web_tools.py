@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from armbench.tools.base import Tool, ToolError
+from armbench.tools.base import Tool, ToolError, ToolInfraError
 from armbench.tools.browser_tools import EXAMPLE_ORIGIN
+from armbench.tools.call_usage import charge
 from armbench.tools.replica_gate import ReplicaShare, gated
 from armbench.tools.sandbox import (
     BWRAP,
@@ -68,6 +69,7 @@ CALL_DEADLINE_S = 30.0  # per call: a body that trickles in, redirects included
 BODY_CHARS = 20_000
 MAX_FETCH_BYTES = 10_000_000
 TEXT_MARKERS = ("text/", "json", "xml", "javascript", "csv")
+LIMITS = ("wall_timeout", "cpu_limit", "memory_limit", "starved")  # killed_reasons that are the sandbox's limits
 
 
 class PythonArgs(BaseModel):
@@ -99,12 +101,23 @@ class PythonTool(Tool):
 
     async def execute(self, code: str, **limits: Any) -> SandboxResult:
         """Run `code` in this tool's sandbox, held to the run's share of the replicas; `limits`
-        override SandboxConfig fields for this call (a synthesized tool's own timeout)."""
+        override SandboxConfig fields for this call (a synthesized tool's own timeout). Its figures
+        go to the call's meter; a call the machine starved raises ToolInfraError."""
         config = self.config.model_copy(update=limits)
         if self.isolation == BWRAP:
             async with gated(config.replicas, self.share) as routes:
-                return await run_python(code, config.model_copy(update={"replicas": routes}))
-        return await run_python(code, config)  # the fallback has no network namespace: a relay would hold back nothing
+                ran = await run_python(code, config.model_copy(update={"replicas": routes}))
+        else:  # the fallback has no network namespace: a relay would hold back nothing
+            ran = await run_python(code, config)
+        limit = ran.killed_reason if ran.killed_reason in LIMITS else None
+        charge(cpu_seconds=ran.cpu_seconds, queue_seconds=ran.queue_seconds, limit=limit)
+        if ran.killed_reason == "starved":
+            raise ToolInfraError(
+                f"the sandbox call was starved: after {ran.duration_s:.0f} s it had run {ran.cpu_seconds or 0:.1f} s "
+                f"of CPU and waited {ran.cpu_wait_seconds:.0f} s for one, short of its {config.wall_timeout_s:g} s "
+                "limit in its own time (the machine is overloaded; resume to run it again)"
+            )
+        return ran
 
     async def run(self, args: PythonArgs) -> dict[str, Any]:
         ran = await self.execute(args.code)

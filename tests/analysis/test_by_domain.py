@@ -139,7 +139,7 @@ def test_report_json_has_by_domain_with_a_row_per_domain_and_the_total():
 
 def test_the_printed_report_and_its_files_lead_with_the_table(tmp_path, monkeypatch, capsys):
     store = RunSetStore(tmp_path / "set")
-    store.create(make_manifest(config={"arms": ["browsing", "tooled"], "runs": 1}))
+    store.create(make_manifest(question_sets={f"{r.domain}/{r.set}": "a" for r in RECORDS}))
     for record in RECORDS:
         store.append(record)
     tables, _ = write_report(store)

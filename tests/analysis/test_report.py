@@ -107,7 +107,7 @@ def test_a_group_with_over_a_tenth_of_its_tool_calls_empty_is_warned_about_in_ev
     records = [
         make_record(question_id="q1", actions=5, actions_by_tool={"gpu_query": 5}, empty_tool_args=2),
         make_record(question_id="q2", actions=5, actions_by_tool={"gpu_query": 5}),
-        make_record(question_id="q1", set="heldout", actions=10, actions_by_tool={"gpu_query": 10}, empty_tool_args=1),
+        make_record(question_id="q3", set="heldout", actions=10, actions_by_tool={"gpu_query": 10}, empty_tool_args=1),
     ]
     summary = report_tables(records)[0]
     assert summary.notices == (

@@ -125,7 +125,7 @@ async def test_a_tool_whose_backend_is_gone_ends_the_run_as_an_infra_error(gpu_d
 
 async def test_a_browser_context_opens_only_when_a_run_browses(arm_env):
     async with arm_env.open_arm("tooled", "gpus") as arm:
-        session = arm.tool("browser_navigate").session
+        session = arm.tool("browser_navigate").tool.session  # under its Supervised wrapper
         assert not (await arm.tool("gpu_query").invoke({"limit": 1})).is_error
         assert not session.opened
         page = await arm.tool("browser_navigate").invoke({"url": arm_env.endpoints["gpus"].base_url + "/gpus"})

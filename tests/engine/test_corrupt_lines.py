@@ -6,7 +6,7 @@ import pytest
 
 from armbench.engine.plan import plan
 from armbench.engine.runner import run_set
-from armbench.engine.store import RunSetStore
+from armbench.engine.store import Reopened, RunSetStore
 from armbench.errors import UserError
 from armbench.types import RunConfig
 
@@ -40,5 +40,5 @@ async def test_resume_sets_corrupt_lines_aside_in_a_bad_file_and_redoes_their_ru
 
 def test_reopen_without_corrupt_lines_keeps_the_file_and_makes_no_bad_file(tmp_path, two_arm_run_set):
     before = two_arm_run_set.runs_path.read_bytes()
-    assert two_arm_run_set.reopen() == 0
+    assert two_arm_run_set.reopen() == Reopened(corrupt=0, retried=0, duplicates=0)
     assert two_arm_run_set.runs_path.read_bytes() == before and not two_arm_run_set.bad_path.exists()

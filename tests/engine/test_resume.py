@@ -260,3 +260,46 @@ def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
     assert len(RunSetStore(out).records()) >= 3
     assert (out / "runs.jsonl").read_bytes().endswith(b"\n")  # every line a whole record
     assert gone_within(servers, 5.0)
+
+
+def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_env):
+    """One writer per run set: of two `--resume`s of one killed set started together, one is refused
+    while the other runs (exit 2, naming the holder); the set ends with one record per planned run."""
+    out = tmp_path / "killed"
+    stop_mid_set(out, signal.SIGKILL)
+    resumes = [subprocess.Popen([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    deadline = time.monotonic() + 120
+    while all(process.poll() is None for process in resumes):
+        assert time.monotonic() < deadline, "neither resume ended"
+        time.sleep(0.02)
+    refused = next(process for process in resumes if process.poll() is not None)
+    writer = next(process for process in resumes if process is not refused)
+    message = refused.stderr.read()
+    assert writer.poll() is None, "the refused resume waited for the other to finish"
+    assert refused.returncode == 2 and "Traceback" not in message, message
+    assert f"{out} is being written by another `bench run` (pid {writer.pid})" in message
+    assert writer.wait(timeout=300) == 0, writer.stderr.read()
+    run_ids = [json.loads(line)["run_id"] for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(run_ids) == len(set(run_ids)) == 10
+
+
+def test_a_resume_sets_aside_duplicates_and_runs_broken_runs_again(tmp_path, gpu_design):
+    """A run set with a run recorded twice and one the harness broke: the resume keeps the last
+    record of the first, moves the broken one's to runs.jsonl.retried and runs it again."""
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    store = RunSetStore(tmp_path / "set")
+    asyncio.run(run_set([gpu_design], config, store, show_progress=False))
+    lines = store.runs_path.read_text().splitlines()
+    broken = json.loads(lines[1]) | {"correct": None, "outcome": None, "miss_reason": None, "retryable": True,
+                                     "error_kind": "infra", "stop_reason": "infra_error",
+                                     "error": "ToolInfraError: the replica server died during this python call"}
+    lines[1] = json.dumps(broken)
+    store.runs_path.write_text("\n".join([lines[0], *lines]) + "\n")  # the first run recorded twice
+
+    result = asyncio.run(run_set([gpu_design], config, store, resume=True, show_progress=False))
+    assert [record.run_id for record in result.records] == [broken["run_id"]]
+    records = [json.loads(line) for line in store.runs_path.read_text().splitlines()]
+    assert sorted(r["run_id"] for r in records) == sorted(job.run_id for job in plan([gpu_design], config))
+    assert all(r["correct"] is True for r in records)
+    assert json.loads(store.retried_path.read_text())["run_id"] == broken["run_id"]

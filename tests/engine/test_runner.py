@@ -101,7 +101,7 @@ def test_a_line_that_is_not_a_record_before_the_last_is_an_error_not_a_lost_run(
     with store.runs_path.open("a") as handle:
         handle.write(_a_record_json().replace('"infra_error"', '"exploded"') + "\n")
     store.append(record)
-    with pytest.raises(UserError, match=r"runs.jsonl:2 is not a run record \(Input should be 'answered'"):
+    with pytest.raises(UserError, match=r"runs.jsonl:2 is not a run record \(stop_reason: Input should be 'answered'"):
         open_run_set(tmp_path).records()
 
 

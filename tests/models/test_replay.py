@@ -4,7 +4,7 @@ import json
 import pytest
 
 from armbench.domains.gpus.tools import GpuQuery
-from armbench.engine.runner import run_set
+from armbench.engine.runner import RunSetFailed, run_set
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.jsondiff import first_difference
@@ -154,9 +154,10 @@ async def test_a_run_that_ends_before_the_recording_does_is_a_divergence(recorde
         raise ToolInfraError("the replica is gone")
 
     monkeypatch.setattr(GpuQuery, "invoke", gone)  # the run ends at its first tool call, an infra error
-    _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay", max_infra_errors=5)
-    record = replayed["gpus-design-01.tooled.r0"]
-    assert record.error_kind == "infra"
+    with pytest.raises(RunSetFailed, match="broken by the harness"):  # the set fails: --resume runs them again
+        await replay(recorded, [gpu_design], tmp_path / "replay", max_infra_errors=5)
+    record = {r.run_id: r for r in RunSetStore(tmp_path / "replay").records()}["gpus-design-01.tooled.r0"]
+    assert (record.error_kind, record.retryable) == ("infra", True)
     assert record.replay_divergence == "step 1: the run ended after 1 of 2 recorded model calls"
 
 

@@ -24,8 +24,9 @@ def make_record(**fields) -> RunRecord:
 
 def make_manifest(**fields) -> Manifest:
     defaults = dict(
-        created="2026-01-01T00:00:00+00:00", model="m", config={"arms": ["tooled"], "runs": 1},
-        git_commit=None, question_sets={}, tool_manifests={}, replicas={}, data_hash="c", prompt_hash="d",
+        created="2026-01-01T00:00:00+00:00", model="m", config={"arms": ["browsing", "tooled"], "runs": 1},
+        git_commit=None, question_sets={"gpus/design": "a", "gpus/heldout": "a"}, tool_manifests={}, replicas={},
+        data_hash="c", prompt_hash="d",
         versions={},
     )
     return Manifest(**{**defaults, **fields})

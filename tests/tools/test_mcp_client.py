@@ -9,7 +9,7 @@ import pytest
 from armbench.analysis.report import summarize
 from armbench.arms.tool_source import in_process_tools, open_typed_tools
 from armbench.engine.agent import run_episode
-from armbench.engine.runner import run_set
+from armbench.engine.runner import RunSetFailed, run_set
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
@@ -71,14 +71,18 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
             assert json.loads(seen)["error"]["type"] == kind
 
 
-async def test_a_server_that_crashes_mid_run_is_an_infra_error(tmp_path, gpu_design, script_registry):
+async def test_a_server_that_crashes_mid_run_is_a_retryable_infra_error(tmp_path, gpu_design, script_registry):
+    """The harness broke the runs, not the agent: they are excluded, the set fails, --resume runs them again."""
     register_script("call-crash")(calling("crash"))
     config = RunConfig(model="scripted/call-crash", arms=["tooled"], tools=f"mcp:{FAULTY_OVER_STDIO}",
                        max_infra_errors=5)  # every run an infra error, allowed
-    records = (await run_set([gpu_design], config, RunSetStore(tmp_path / "set"), show_progress=False)).records
+    with pytest.raises(RunSetFailed, match="5 runs were broken by the harness") as failed:
+        await run_set([gpu_design], config, RunSetStore(tmp_path / "set"), show_progress=False)
+    records = failed.value.result.records
     assert len(records) == 5
     for record in records:
-        assert (record.stop_reason, record.error_kind, record.correct) == ("infra_error", "infra", None)
+        assert (record.stop_reason, record.error_kind, record.correct, record.retryable) == (
+            "infra_error", "infra", None, True)
         assert "MCP server connection lost" in record.error
     [row] = summarize(records)
     assert (row.graded, row.infra_errors) == (0, 5)

@@ -280,7 +280,9 @@ while True:
         pass
 """
     result = await run_python(code, config(processes=32, wall_timeout_s=2.0))
-    assert result.timed_out and result.killed_reason == "wall_timeout"
+    # Its 32 processes wait for each other, and on a busy machine for the others too: then the
+    # backstop may end it as starved. Either way it is killed and the harness runs on.
+    assert result.killed_reason in ("wall_timeout", "starved"), result
     after = await run_python("print('still fine')", config())
     assert after.stdout == "still fine\n"
 
@@ -294,6 +296,7 @@ async def test_memory_bomb_fails_with_memory_error():
 
 FORKED_MEMORY_BOMB = """
 import os, signal, time
+held_r, held_w = os.pipe()
 children = []
 for _ in range(4):
     pid = os.fork()
@@ -301,18 +304,31 @@ for _ in range(4):
         try:
             block = b"x" * (700 << 20)  # written, so resident, unlike a bare bytearray
             print("holding 700 MiB", flush=True)
+            os.write(held_w, b"%8d" % os.getpid())
             signal.pause()  # hold it until killed
         except MemoryError:
             print("MemoryError", flush=True)
         os._exit(0)
     children.append(pid)
-time.sleep(3)  # all four hold (or failed to get) their memory at once
-for pid in children:
+os.set_blocking(held_r, False)
+holding, statuses = set(), {}
+while set(children) - holding - set(statuses):  # each child holds its memory or is gone, however slow
     try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
+        data = os.read(held_r, 64)
+        holding |= {int(data[i:i + 8]) for i in range(0, len(data), 8)}
+    except BlockingIOError:
         pass
-print(sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children))
+    for pid in children:
+        if pid not in statuses:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                statuses[pid] = os.waitstatus_to_exitcode(status)
+    time.sleep(0.05)
+for pid in children:
+    if pid not in statuses:
+        os.kill(pid, signal.SIGTERM)
+        statuses[pid] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+print(sorted(statuses.values()))
 """
 
 
@@ -348,7 +364,7 @@ async def test_python_tool_says_the_memory_cap_killed_a_process(replica):
 async def test_without_cgroups_rlimits_shrink_to_keep_the_call_under_its_cap(monkeypatch):
     monkeypatch.setattr(sandbox, "cgroup_problem", lambda: "no cgroups here")
     result = await run_python(FORKED_MEMORY_BOMB, config(memory_bytes=1 << 30))
-    assert result.call_caps == "rlimits only (8 processes x 128 MiB)"
+    assert result.call_caps == "rlimits only (8 processes x 128 MiB; CPU limit per process, wall limit on wall time)"
     # 700 MiB exceeds each process's share, so the four together stay under the cap.
     assert result.stdout.count("MemoryError") == 4, result
     assert result.peak_memory_bytes is None
@@ -358,7 +374,8 @@ async def test_without_cgroups_rlimits_shrink_to_keep_the_call_under_its_cap(mon
 async def test_cpu_loop_is_killed_by_the_cpu_limit():
     result = await run_python("while True:\n    pass", config(cpu_s=1))
     assert result.killed_reason == "cpu_limit" and not result.timed_out
-    assert result.exit_code == 128 + 24  # SIGXCPU
+    # SIGKILL from the harness at the call's CPU total (its cgroup's, sampled), or SIGXCPU from RLIMIT_CPU
+    assert result.exit_code in (128 + 9, 128 + 24)
 
 
 @needs_bwrap

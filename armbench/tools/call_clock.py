@@ -1,0 +1,88 @@
+"""The clock a sandbox call's time limits run on: `CallClock`, sampled from the call's cgroup leaf.
+
+- CPU time: what the leaf's processes used, all together (the kernel counts it per cgroup).
+- Waited time: the wall time in which the call was ready to run but held from a CPU, by other
+  processes (each thread's run-queue delay, /proc/<tid>/schedstat) or by a CPU quota on its leaf
+  (cpu.stat's throttled time).
+- Own time: the rest of the wall time. A call that keeps the usable cores busy is on its own time
+  whatever its threads wait for each other (a fork bomb waits on itself, not on the machine).
+
+Its wall limit counts own time, so a call the machine starves is not timed out for it: a script
+that sleeps or waits on the network runs on its own time and is stopped at the limit as on an idle
+machine. Without a leaf nothing is measured: own time is wall time.
+"""
+from __future__ import annotations
+
+import time
+
+from armbench.tools.cgroups import CallCgroup
+
+SAMPLE_S = 0.1  # how often a running call is measured: its limits hold to about this
+# The kernel credits throttled time in lumps, when a quota period ends, so a sample may see more
+# waiting than its interval and the next one none: the excess is carried over, up to this much.
+CARRY_S = 0.3
+
+
+class CallClock:
+    def __init__(self, leaf: CallCgroup | None, cores: int):
+        self.leaf = leaf
+        self.cores = cores
+        self.started = self.sampled = time.monotonic()
+        self.cpu_s: float | None = leaf.cpu_seconds() if leaf is not None else None
+        self.cpu_start = self.cpu_s
+        self.waited_s = 0.0
+        self.own_s = 0.0
+        self.delays: dict[int, int] = {}  # each thread's run-queue delay when last sampled, ns
+        self.delay_s = 0.0  # the threads' run-queue delays so far, added up
+        self.throttled_start = leaf.throttled_seconds() if leaf is not None else 0.0
+        self.held_s = 0.0  # the larger of the two: how long the machine held the call back
+        self.carried_s = 0.0
+
+    @property
+    def wall_s(self) -> float:
+        return self.sampled - self.started
+
+    @property
+    def used_cpu_s(self) -> float | None:
+        """CPU time the call has used so far (None: not counted here)."""
+        if self.cpu_s is None or self.cpu_start is None:
+            return None
+        return self.cpu_s - self.cpu_start
+
+    def sample(self) -> None:
+        now = time.monotonic()
+        interval, self.sampled = now - self.sampled, now
+        if self.leaf is None:
+            self.own_s += interval
+            return
+        cpu_s = self.leaf.cpu_seconds()
+        cpu_used = 0.0 if cpu_s is None or self.cpu_s is None else cpu_s - self.cpu_s
+        self.cpu_s = cpu_s
+        self.delay_s += self.delay_since_last() / 1e9
+        held_s = max(self.delay_s, self.leaf.throttled_seconds() - self.throttled_start)
+        held = self.carried_s + held_s - self.held_s
+        self.held_s = held_s
+        self.carried_s = min(CARRY_S, max(0.0, held - interval))
+        own = max(interval - min(interval, held), min(interval, cpu_used / self.cores))
+        self.own_s += own
+        self.waited_s += interval - own
+
+    def delay_since_last(self) -> int:
+        """The run-queue delay the leaf's threads have had since the last sample, added up (ns);
+        a thread that ended between two samples takes its last stretch with it."""
+        total = 0
+        for tid in self.leaf.thread_ids() if self.leaf is not None else []:
+            delay = run_delay_ns(tid)
+            if delay is not None:
+                total += delay - self.delays.get(tid, 0)
+                self.delays[tid] = delay
+        return total
+
+
+def run_delay_ns(tid: int) -> int | None:
+    """How long the thread has waited on a run queue, ready to run, since it started."""
+    try:
+        with open(f"/proc/{tid}/schedstat") as stats:
+            return int(stats.read().split()[1])
+    except (OSError, ValueError, IndexError):  # gone already, or no schedstats in this kernel
+        return None
