@@ -245,8 +245,7 @@ def run(
     prices = parse_price(price)
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
-    from armbench.api import plan_run, run_planned
-    from armbench.engine.runner import RunSetFailed
+    from armbench.api import plan_run
     from armbench.models import get_model
 
     routing = with_settings(get_model(model).provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
@@ -263,11 +262,22 @@ def run(
         tool_from=tool_from or [], tool_timeout=tool_timeout,
         skip_preflight=skip_preflight, executor=executor, ray_address=ray_address, ray_actors=ray_actors,
     )
+    with planned.store.writing():  # from before the preflight to the end (the runner takes it again)
+        result = start_run_set(planned, skip_preflight, quiet)
+    print_report(planned.store.directory)
+    print_run_summary(result)
+
+
+def start_run_set(planned, skip_preflight: bool, quiet: bool):
+    """The preflight, then the run set; a failed or stopped set says why and exits (1, 130, 143)."""
+    from armbench.api import run_planned
+    from armbench.engine.runner import RunSetFailed
+
     target = planned.store.directory
     if planned.model.needs_preflight and not skip_preflight:
         check_provider(planned)
     try:
-        result = asyncio.run(until_terminated(run_planned(planned, show_progress=not quiet)))
+        return asyncio.run(until_terminated(run_planned(planned, show_progress=not quiet)))
     except RunSetFailed as failed:
         if failed.result.records or failed.result.already_done:  # else there is nothing to report
             print_report(target)
@@ -278,8 +288,6 @@ def run(
         err.print(f"{how}: finished runs are kept in {planned.store.runs_path}; "
                   f"continue with the same command and --resume {target}")
         raise typer.Exit(143 if isinstance(stopped, Terminated) else 130) from None
-    print_report(target)
-    print_run_summary(result)
 
 
 class Terminated(Exception):

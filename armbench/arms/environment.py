@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
@@ -27,6 +28,7 @@ from armbench.replicas.supervisor import ReplicaServer, ServerWatch, health, pid
 from armbench.tools.base import Arm, OfferedTool, Tool, ToolInfraError, ToolOutcome
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.browser_tools import browser_tools
+from armbench.tools.call_usage import charge, queueing
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.synthesized import SynthesizedTool
 from armbench.tools.web_tools import PythonTool, web_tools
@@ -91,9 +93,13 @@ class Supervised:
         return self.tool.schema()
 
     async def invoke(self, arguments: str | dict | None) -> ToolOutcome:
-        server = await self.watch.ready()
+        waiting = time.monotonic()
+        with queueing():  # the harness's wait, not the run's: see engine/agent.py
+            server = await self.watch.ready()
+        charge(queue_seconds=time.monotonic() - waiting)
         if server is None:
-            raise ToolInfraError(f"the replica server is down and did not come back within {self.watch.patience:g} s")
+            raise ToolInfraError("the replica server is down" + (" for good" if self.watch.given_up() else
+                                 f" and did not come back within {self.watch.patience:g} s"))
         outcome = await self.tool.invoke(arguments)
         if not self.watch.intact(server):
             raise ToolInfraError(f"the replica server (pid {server}) died during this {self.name} call")
@@ -105,10 +111,6 @@ def python_tool(arm: Arm) -> PythonTool:
     return next(tool.tool for tool in arm.tools if isinstance(tool, Supervised) and isinstance(tool.tool, PythonTool))
 
 
-MAX_RESTARTS = 5  # a server that keeps dying is left down: its runs end as retryable infra errors
-WATCH_INTERVAL_S = 0.25
-
-
 def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> None:
     if name not in ARMS:
         raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
@@ -116,6 +118,10 @@ def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> 
     if ARMS[name].synthesized_tool and domain not in synthesized:
         raise UserError(f"the {name} arm needs a tool synthesized for {domain}: make one with `bench synthesize "
                         f"--domain {domain} --out DIR`, then pass --tool-from DIR")
+
+
+def tell(message: str) -> None:
+    print(f"armbench: {message}", file=sys.stderr, flush=True)
 
 
 def attach(replicas: list) -> dict[str, ReplicaEndpoint]:
@@ -169,7 +175,7 @@ class ArmEnvironment:
             if self.own_replicas:
                 self.server = ReplicaServer(replicas)
                 self.endpoints = await asyncio.to_thread(self.server.start, True)
-                self._supervisor = asyncio.create_task(self._supervise())
+                self._supervisor = asyncio.create_task(self.server.supervise(tell))
             else:
                 self.endpoints = await asyncio.to_thread(attach, replicas)
             self.watch = ServerWatch(pid_path(), patience=start_timeout(len(replicas)) * 2)
@@ -187,22 +193,6 @@ class ArmEnvironment:
             await self.browser.close()
         if self.server is not None:
             await asyncio.to_thread(self.server.stop)
-
-    async def _supervise(self) -> None:
-        """Restart the replica server whenever it dies (at most MAX_RESTARTS times)."""
-        server = self.server
-        assert server is not None
-        while server.restarts < MAX_RESTARTS:
-            await asyncio.sleep(WATCH_INTERVAL_S)
-            code = server.exit_code()
-            if code is None:
-                continue
-            print(f"armbench: the replica server exited with code {code}; restarting it (runs it broke are "
-                  "retryable infra errors)", file=sys.stderr, flush=True)
-            try:
-                await asyncio.to_thread(server.restart)
-            except UserError as error:
-                print(f"armbench: the replica server did not restart: {error}", file=sys.stderr, flush=True)
 
     def target(self, domain: str) -> ReplicaEndpoint:
         return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)

@@ -8,8 +8,9 @@ infra error. What it returns is everything a run record needs; grading happens e
 The run timeout ends an episode as `timeout`. Who was being waited on decides what it counts as:
 the provider (a model call, its retries or the rate limit) makes it an infra error, excluded from
 accuracy like an outage; a tool or the loop itself makes it the agent's failure, graded as no answer.
-Time a tool call spends waiting for a free core (tools/admission.py) is the machine's, not the run's:
-the deadline moves on by it, and a timeout during such a wait is a retryable infra error.
+Time a tool call spends waiting for the harness (a free core: tools/admission.py; a restarting
+replica) is not the run's: the deadline moves on by it as each wait ends, and a timeout during such
+a wait is a retryable infra error.
 
 A fault injected into a scripted model (`+faults=`) is listed on the episode; one that corrupted the
 model's tool calls (their arguments dropped or cut short) ends it as `injected`, excluded from
@@ -161,7 +162,7 @@ async def converse(
 
 
 def with_call_usage(
-    messages: list[dict[str, Any]], usage: list[dict[str, Any]], tool_usage: list[dict[str, Any]] = ()
+    messages: list[dict[str, Any]], usage: list[dict[str, Any]], tool_usage: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The transcript: each assistant turn with its model call's `usage`, and each tool result with
     its tool call's, in call order. Copies, as `messages` is what the provider is sent (and what a
@@ -190,17 +191,19 @@ def _end_by_timeout(episode: Episode, timeout: float | None) -> None:
     kind = ErrorKind.infra if episode.waiting_on == "model" else ErrorKind.agent
     limit = f" ({timeout:g} s)" if timeout else ""  # none set: a replay of a recorded timeout
     if episode.calling is not None and episode.calling.waiting_for_core:  # the machine's doing, not the agent's
-        episode.end(StopReason.timeout, f"run timeout{limit} while a tool call waited for a free core", ErrorKind.infra)
+        episode.end(StopReason.timeout, f"run timeout{limit} while a tool call waited for the harness (a free core "
+                    "or a restarting replica)", ErrorKind.infra)
         episode.retryable = True
         return
     episode.end(StopReason.timeout, f"run timeout{limit} {where[episode.waiting_on]}", kind)
 
 
-def _give_back(deadline: asyncio.Timeout, usage: dict[str, Any]) -> None:
-    """A tool call's wait for a free core is not the run's time: load must not change a grade."""
+def _give_back(deadline: asyncio.Timeout, seconds: float) -> None:
+    """A tool call's wait for the harness (a free core, a restarting replica) is not the run's time:
+    load must not change a grade. Told as each wait ends, so the deadline moves before it passes."""
     when = deadline.when()
-    if when is not None and usage["queue_seconds"]:
-        deadline.reschedule(when + usage["queue_seconds"])
+    if when is not None:
+        deadline.reschedule(when + seconds)
 
 
 async def _loop(
@@ -239,7 +242,8 @@ async def _loop(
                 episode.stop_reason = StopReason.budget
                 return
             try:
-                outcome, usage = await _call_tool(episode, arm, call.function.name, call.function.arguments)
+                outcome, usage = await _call_tool(episode, arm, call.function.name, call.function.arguments,
+                                                  deadline)
             except ToolInfraError as error:
                 episode.end(StopReason.infra_error, f"ToolInfraError: {error}", ErrorKind.infra)
                 episode.retryable = True
@@ -253,7 +257,6 @@ async def _loop(
                 }
             )
             episode.tool_usage.append(usage)
-            _give_back(deadline, usage)
             if submitted():
                 episode.stop_reason = StopReason.submitted
                 return
@@ -287,7 +290,7 @@ async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
 
 
 async def _call_tool(
-    episode: Episode, arm: Arm, name: str, arguments: str | None
+    episode: Episode, arm: Arm, name: str, arguments: str | None, deadline: asyncio.Timeout
 ) -> tuple[ToolOutcome, dict[str, Any]]:
     """The call's outcome, and its usage for the transcript: seconds, CPU seconds, queue seconds, limits hit."""
     episode.actions_by_tool[name] += 1
@@ -304,6 +307,7 @@ async def _call_tool(
     else:
         episode.empty_tool_args += takes_arguments(tool) and _is_empty(arguments)
         with metered() as usage:
+            usage.on_queued = lambda seconds: _give_back(deadline, seconds)
             episode.calling = usage  # left set if the call is cancelled: _end_by_timeout reads it
             try:
                 outcome = await tool.invoke(arguments)

@@ -23,9 +23,10 @@ class Totals:
     """Run-set totals, counting the runs a resume found done: what the progress shows and what the
     stop rules (--max-cost, --max-infra-errors) read."""
 
-    def __init__(self, records: list[RunRecord]):
+    def __init__(self, records: list[RunRecord], spent_aside_usd: float = 0.0):
+        """`spent_aside_usd`: what runs a resume set aside to run again cost (their money is spent)."""
         self.done = self.correct = self.infra_errors = self.retries = self.unpriced = 0
-        self.cost_usd = 0.0  # of the priced runs (with a cost cap, an unpriced call is an infra error)
+        self.cost_usd = spent_aside_usd  # of the priced runs (with a cost cap, an unpriced call is an infra error)
         self.first_infra_error: str | None = None
         for record in records:
             self.add(record)

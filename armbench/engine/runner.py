@@ -120,7 +120,7 @@ async def _run_jobs(
     todo = [job for job in jobs if job.run_id not in done]
     pending = iter(todo)
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
-    tally = Totals(previous)
+    tally = Totals(previous, store.retried_cost())
 
     async def run_one(job: Job, site: EpisodeSite) -> RunRecord:
         played = await site.play(job)

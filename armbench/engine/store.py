@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +31,19 @@ from pydantic import ValidationError
 
 from armbench.errors import UserError, read_bytes, read_json_object
 from armbench.types import Manifest, RunRecord
+
+_HELD_HERE: set[Path] = set()  # run set folders whose writer lock this process holds
+
+
+def lock_holder(fd: int) -> str:
+    """The pid a writer lock file names: its holder writes it just after taking the lock, so an
+    empty file is read again for a moment."""
+    for _ in range(20):
+        pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        if pid:
+            return pid
+        time.sleep(0.025)
+    return "unknown"
 
 
 @dataclass(frozen=True)
@@ -120,30 +134,53 @@ class RunSetStore:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the run set's one-writer lock while records are added: an flock, which the kernel
-        drops when the process dies (kill -9 included), so a lock is never stale. Another writer
-        is refused at once, naming the holder; readers never take it."""
+        drops when the process dies (kill -9 included), so a lock is never stale. Another process
+        is refused at once, naming the holder; this process may take it again (`bench run` takes it
+        before the provider's preflight, the runner once more); readers never take it."""
+        key = self.directory.resolve()
+        if key in _HELD_HERE:
+            yield
+            return
         made = not self.directory.exists()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise UserError(f"cannot write the run set {self.directory}: {error.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            holder = lock_holder(fd)
             os.close(fd)
             raise UserError(f"{self.directory} is being written by another `bench run` (pid {holder}); "
                             "wait for it to end, or stop it and --resume") from None
+        _HELD_HERE.add(key)
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:
+            _HELD_HERE.discard(key)
             if made and os.listdir(self.directory) == [self.lock_path.name]:  # a set that never started
                 self.lock_path.unlink()
                 self.directory.rmdir()
             os.close(fd)  # releases the lock
 
+    def retried_cost(self) -> float:
+        """Dollars the runs set aside in runs.jsonl.retried cost: spent, though their runs are run again."""
+        if not self.retried_path.exists():
+            return 0.0
+        spent = 0.0
+        for number, line in enumerate(read_bytes(self.retried_path, "the run set's records").splitlines(), start=1):
+            try:
+                spent += RunRecord.model_validate_json(line).cost_usd or 0.0
+            except ValidationError as error:
+                raise UserError(f"{self.retried_path}:{number} is not a run record ({describe(error.errors()[:1])})"
+                                ) from None
+        return spent
+
     def check_no_writer(self) -> None:
-        """Refuse (UserError) now, before any preflight, a run set another process is writing."""
+        """Refuse (UserError) now, before anything starts, a run set another process is writing."""
         if self.lock_path.exists():
             with self.writing():
                 pass

@@ -20,12 +20,14 @@ or `$ARMBENCH_REPLICA_START_TIMEOUT` seconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,10 +48,16 @@ from armbench.replicas.serve import (
 )
 
 START_TIMEOUT_ENV = "ARMBENCH_REPLICA_START_TIMEOUT"
+MAX_RESTARTS = 5  # a server that keeps dying is given up on: calls to it end at once, as infra errors
+WATCH_INTERVAL_S = 0.25
+DOWN = "down"  # what the pid file says once the server is given up on
 START_SECONDS_BASE = 20.0
 START_SECONDS_PER_REPLICA = 5.0
 PROBE_TIMEOUT_S = 2.0
 STOP_WAIT_S = 5.0
+# The server is the website the agents read: on the real web its speed does not depend on this
+# machine's load, so it runs ahead of the runs' sandboxes and browser (set before its threads start).
+SERVER_NICENESS = -5
 
 
 def start_timeout(replicas: int) -> float:
@@ -82,6 +90,7 @@ class ReplicaServer:
         self.restarts = 0
         self.pid_file: Path | None = None
         self.log_path: Path | None = None
+        self.lock = threading.Lock()  # a restart (in a thread) and stop() never interleave
 
     @property
     def endpoints(self) -> dict[str, ReplicaEndpoint]:
@@ -98,7 +107,7 @@ class ReplicaServer:
             self._launch()
             self._wait_healthy()
         except BaseException:
-            self.stop()
+            self._stop()
             raise
         return self.endpoints
 
@@ -108,13 +117,40 @@ class ReplicaServer:
 
     def restart(self) -> None:
         """A new server on the same sockets, for one that died."""
-        self._end_process()
-        self.restarts += 1
-        self._launch()
-        self._wait_healthy()
+        with self.lock:
+            if not self.listeners:
+                return  # stopped meanwhile
+            self._end_process()
+            self.restarts += 1
+            self._launch()
+            self._wait_healthy()
+
+    async def supervise(self, say: Callable[[str], None]) -> None:
+        """Restart the server whenever it dies, until cancelled; after MAX_RESTARTS, mark it down
+        (ServerWatch then fails calls at once). `say` tells the person running bench."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            code = self.exit_code()
+            if code is None:
+                continue
+            if self.restarts >= MAX_RESTARTS:
+                self._write_pid(DOWN)
+                say(f"the replica server exited with code {code}, its {MAX_RESTARTS + 1}th death: left down; "
+                    "the runs that need it end as retryable infra errors")
+                return
+            say(f"the replica server exited with code {code}; restarting it (runs it broke are retryable "
+                "infra errors)")
+            try:
+                await asyncio.to_thread(self.restart)
+            except Exception as error:  # any failure to restart is said, and met again at the next death
+                say(f"the replica server did not restart: {error}")
 
     def stop(self) -> None:
         """Stop the server and give up the replicas' ports and sockets."""
+        with self.lock:
+            self._stop()
+
+    def _stop(self) -> None:
         self._end_process()
         for sockets in self.listeners:
             for sock in sockets:
@@ -132,7 +168,7 @@ class ReplicaServer:
                     self.listeners.append(listen(endpoint(replica)))
                 return
             except PortTaken:
-                self.stop()
+                self._stop()
                 if not move_if_taken or os.environ.get(PORT_BASE_ENV):
                     raise
                 os.environ[PORT_BASE_ENV] = str(free_port_base())
@@ -154,8 +190,14 @@ class ReplicaServer:
                                                 pass_fds=(watched, *(fd for fds in descriptors for fd in fds)))
         finally:
             os.close(watched)
+        with contextlib.suppress(OSError):  # only root may raise a priority: elsewhere it serves at the usual one
+            os.setpriority(os.PRIO_PROCESS, self.process.pid, SERVER_NICENESS)
+        self._write_pid(str(self.process.pid))
+
+    def _write_pid(self, text: str) -> None:
+        assert self.pid_file is not None
         staging = self.pid_file.with_suffix(".tmp")
-        staging.write_text(f"{self.process.pid}\n")
+        staging.write_text(f"{text}\n")
         os.replace(staging, self.pid_file)
 
     def _wait_healthy(self) -> None:
@@ -208,17 +250,24 @@ class ServerWatch:
         self.patience = patience  # seconds to wait for a restart
 
     def current(self) -> int | None:
-        """The pid of the running server, or None while it is dead or restarting."""
+        """The pid of the running server, or None while it is dead, restarting or given up on."""
         try:
             pid = int(self.path.read_text())
         except (OSError, ValueError):
             return None
         return pid if is_alive(pid) else None
 
+    def given_up(self) -> bool:
+        try:
+            return self.path.read_text().strip() == DOWN
+        except OSError:
+            return False
+
     async def ready(self) -> int | None:
-        """The live server's pid, once there is one (None if none came within `patience`)."""
+        """The live server's pid, once there is one (None if none came within `patience`, or the
+        server was given up on)."""
         deadline = time.monotonic() + self.patience
-        while (pid := self.current()) is None and time.monotonic() < deadline:
+        while (pid := self.current()) is None and time.monotonic() < deadline and not self.given_up():
             await asyncio.sleep(0.05)
         return pid
 

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from armbench.tools.call_usage import queueing
+from armbench.tools.call_usage import charge, queueing
 from armbench.tools.cgroups import harness_cpu_quota
 
 _limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
@@ -44,7 +44,9 @@ async def admitted() -> AsyncIterator[float]:
     started = time.monotonic()
     with queueing():
         await limit.acquire()
+    queued_s = time.monotonic() - started
+    charge(queue_seconds=queued_s)  # now, not when the call ends: a run's clock gives the wait back at once
     try:
-        yield time.monotonic() - started
+        yield queued_s
     finally:
         limit.release()

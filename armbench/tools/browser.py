@@ -247,8 +247,7 @@ class BrowserSession:
     # ---- machinery ---------------------------------------------------------------------------
 
     async def _step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:
-        async with admitted() as queued_s:
-            charge(queue_seconds=queued_s)
+        async with admitted():
             return await self._admitted_step(what, action)
 
     async def _admitted_step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:

@@ -2,8 +2,9 @@
 
 - CPU time: what the leaf's processes used, all together (the kernel counts it per cgroup).
 - Waited time: the wall time in which the call was ready to run but held from a CPU, by other
-  processes (each thread's run-queue delay, /proc/<tid>/schedstat) or by a CPU quota on its leaf
-  (cpu.stat's throttled time).
+  processes (the longest run-queue delay of any one of its threads, /proc/<tid>/schedstat: threads
+  of one call that queue behind each other add nothing) or by a CPU quota on its leaf (cpu.stat's
+  throttled time).
 - Own time: the rest of the wall time. A call that keeps the usable cores busy is on its own time
   whatever its threads wait for each other (a fork bomb waits on itself, not on the machine).
 
@@ -33,7 +34,7 @@ class CallClock:
         self.waited_s = 0.0
         self.own_s = 0.0
         self.delays: dict[int, int] = {}  # each thread's run-queue delay when last sampled, ns
-        self.delay_s = 0.0  # the threads' run-queue delays so far, added up
+        self.delay_s = 0.0  # per sample, the longest run-queue delay of one thread, added up
         self.throttled_start = leaf.throttled_seconds() if leaf is not None else 0.0
         self.held_s = 0.0  # the larger of the two: how long the machine held the call back
         self.carried_s = 0.0
@@ -58,7 +59,7 @@ class CallClock:
         cpu_s = self.leaf.cpu_seconds()
         cpu_used = 0.0 if cpu_s is None or self.cpu_s is None else cpu_s - self.cpu_s
         self.cpu_s = cpu_s
-        self.delay_s += self.delay_since_last() / 1e9
+        self.delay_s += self.longest_delay_since_last() / 1e9
         held_s = max(self.delay_s, self.leaf.throttled_seconds() - self.throttled_start)
         held = self.carried_s + held_s - self.held_s
         self.held_s = held_s
@@ -67,16 +68,16 @@ class CallClock:
         self.own_s += own
         self.waited_s += interval - own
 
-    def delay_since_last(self) -> int:
-        """The run-queue delay the leaf's threads have had since the last sample, added up (ns);
+    def longest_delay_since_last(self) -> int:
+        """The longest run-queue delay any one of the leaf's threads had since the last sample (ns);
         a thread that ended between two samples takes its last stretch with it."""
-        total = 0
+        longest = 0
         for tid in self.leaf.thread_ids() if self.leaf is not None else []:
             delay = run_delay_ns(tid)
             if delay is not None:
-                total += delay - self.delays.get(tid, 0)
+                longest = max(longest, delay - self.delays.get(tid, 0))
                 self.delays[tid] = delay
-        return total
+        return longest
 
 
 def run_delay_ns(tid: int) -> int | None:

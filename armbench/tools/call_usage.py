@@ -9,7 +9,7 @@ harness) leaves its meter empty.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ class CallUsage:
     queue_seconds: float = 0.0  # waiting for a core (armbench/tools/admission.py)
     limits_hit: list[str] = field(default_factory=list)  # "cpu_limit", "wall_timeout", "starved", ...
     waiting_for_core: bool = False  # right now: in admission.py's queue (a run timeout then is the machine's doing)
+    on_queued: Callable[[float], None] | None = None  # told each wait as it ends (the run's clock gives it back)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,5 +66,7 @@ def charge(cpu_seconds: float | None = None, queue_seconds: float = 0.0, limit: 
     if cpu_seconds is not None:
         usage.cpu_seconds = (usage.cpu_seconds or 0.0) + cpu_seconds
     usage.queue_seconds += queue_seconds
+    if queue_seconds and usage.on_queued is not None:
+        usage.on_queued(queue_seconds)
     if limit is not None:
         usage.limits_hit.append(limit)

@@ -459,7 +459,9 @@ async def execute(
 
 async def watch(proc: asyncio.subprocess.Process, clock: CallClock, config: SandboxConfig) -> str | None:
     """Wait for the sandbox to end; the limit it reached first, if one ended it: "cpu_limit" (CPU
-    time of all its processes), "wall_timeout" (its own time) or "starved" (the backstop)."""
+    time of all its processes), "wall_timeout" (its own time) or, at the backstop, "starved". A call
+    stopped by the backstop that used CPU fast enough to spend its allowance within its wall limit
+    would have been stopped at its CPU limit on an idle machine, and is: "cpu_limit", the agent's."""
     ended = asyncio.ensure_future(proc.wait())
     try:
         while True:
@@ -473,7 +475,8 @@ async def watch(proc: asyncio.subprocess.Process, clock: CallClock, config: Sand
             if clock.own_s >= config.wall_timeout_s:
                 return "wall_timeout"
             if clock.wall_s >= config.wall_timeout_s * BACKSTOP_FACTOR:
-                return "starved"
+                cpu_bound = used is not None and used >= clock.own_s * config.cpu_s / config.wall_timeout_s
+                return "cpu_limit" if cpu_bound else "starved"
     finally:
         ended.cancel()
 

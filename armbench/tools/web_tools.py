@@ -110,7 +110,7 @@ class PythonTool(Tool):
         else:  # the fallback has no network namespace: a relay would hold back nothing
             ran = await run_python(code, config)
         limit = ran.killed_reason if ran.killed_reason in LIMITS else None
-        charge(cpu_seconds=ran.cpu_seconds, queue_seconds=ran.queue_seconds, limit=limit)
+        charge(cpu_seconds=ran.cpu_seconds, limit=limit)  # its queue seconds were charged as it left the queue
         if ran.killed_reason == "starved":
             raise ToolInfraError(
                 f"the sandbox call was starved: after {ran.duration_s:.0f} s it had run {ran.cpu_seconds or 0:.1f} s "

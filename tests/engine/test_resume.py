@@ -303,3 +303,18 @@ def test_a_resume_sets_aside_duplicates_and_runs_broken_runs_again(tmp_path, gpu
     assert sorted(r["run_id"] for r in records) == sorted(job.run_id for job in plan([gpu_design], config))
     assert all(r["correct"] is True for r in records)
     assert json.loads(store.retried_path.read_text())["run_id"] == broken["run_id"]
+
+
+def test_what_a_broken_run_cost_still_counts_against_the_cost_cap(tmp_path, gpu_design):
+    """Its money is spent though its record is set aside to run it again: a resume may not overspend."""
+    config = RunConfig(model="scripted/oracle", arms=["tooled"])
+    store = RunSetStore(tmp_path / "set")
+    asyncio.run(run_set([gpu_design], config, store, show_progress=False))
+    lines = store.runs_path.read_text().splitlines()
+    lines[0] = json.dumps(json.loads(lines[0]) | {"correct": None, "outcome": None, "miss_reason": None,
+                                                  "retryable": True, "error_kind": "infra", "cost_usd": 2.5,
+                                                  "stop_reason": "infra_error", "error": "ToolInfraError: gone"})
+    store.runs_path.write_text("\n".join(lines) + "\n")
+    capped = config.model_copy(update={"max_cost": 2.0})
+    result = asyncio.run(run_set([gpu_design], capped, store, resume=True, show_progress=False))
+    assert result.records == [] and "run-set cost cap reached: $2.5000 spent" in result.halted

@@ -17,7 +17,7 @@ import pytest
 from armbench.arms.environment import ArmEnvironment
 from armbench.domains.gpus import DOMAIN as GPU_DOMAIN
 from armbench.errors import UserError
-from armbench.replicas import serve
+from armbench.replicas import serve, supervisor
 from armbench.replicas.serve import PortTaken, Replica, endpoint
 from armbench.replicas.supervisor import (
     START_TIMEOUT_ENV,
@@ -188,3 +188,14 @@ async def test_a_call_made_while_the_server_restarts_waits_for_it(replica_env):
         page = await arm.tool("browser_navigate").invoke({"url": f"{env.endpoints['gpus'].base_url}/gpus"})
         assert not page.is_error and page.result["title"].startswith("GPU specs")
         assert int(pid_path().read_text()) != first
+
+
+async def test_a_server_that_keeps_dying_is_left_down_and_calls_fail_at_once(replica_env, monkeypatch):
+    monkeypatch.setattr(supervisor, "MAX_RESTARTS", 0)
+    async with ArmEnvironment(["gpus"]) as env, env.open_arm("browsing", "gpus") as arm:
+        os.kill(int(pid_path().read_text()), signal.SIGKILL)
+        await wait_until(lambda: pid_path().read_text().strip() == supervisor.DOWN)
+        started = time.monotonic()
+        with pytest.raises(ToolInfraError, match="the replica server is down for good"):
+            await arm.tool("http_get").invoke({"url": f"{env.endpoints['gpus'].base_url}/gpus"})
+        assert time.monotonic() - started < 5  # not the whole patience (start_timeout x 2)

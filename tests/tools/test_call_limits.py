@@ -81,6 +81,16 @@ async def test_a_starved_call_is_a_retryable_infra_error_not_the_agents_timeout(
 
 
 @needs_cpu_cgroup
+async def test_a_starved_call_that_burns_cpu_as_fast_as_it_can_is_stopped_at_its_cpu_limit():
+    """Given 5% of a CPU, an endless loop reaches the backstop, yet it spent CPU at more than 1 s per
+    2.5 s of its own time, so on an idle machine it would have hit its 1 s CPU limit first: the
+    agent's `cpu_limit`, as at --concurrency 1, not the harness's starvation."""
+    result = await run_python("while True:\n    pass", SandboxConfig(cpus=0.05, wall_timeout_s=2.5, cpu_s=1))
+    assert result.killed_reason == "cpu_limit", result
+    assert result.duration_s >= 2.5 * sandbox.BACKSTOP_FACTOR and result.cpu_seconds < 1
+
+
+@needs_cpu_cgroup
 async def test_a_sleeper_is_the_agents_own_timeout_even_under_a_cpu_quota():
     tool = PythonTool(config=SandboxConfig(**STARVED))
     with metered() as usage:
@@ -122,16 +132,16 @@ async def test_the_transcript_carries_each_calls_figures_and_the_run_its_totals(
 
 @pytest.fixture
 def two_python_calls(script_registry):
-    """A model that runs `print(1)`, then sleeps 1.5 s in the sandbox, then answers."""
-    @register_script("python-then-sleep")
-    def python_then_sleep(turn):
-        codes = ["print(1)", "import time\ntime.sleep(1.5)"]
+    """A model that sleeps 1.5 s in the sandbox, then runs `print(1)`, then answers."""
+    @register_script("sleep-then-python")
+    def sleep_then_python(turn):
+        codes = ["import time\ntime.sleep(1.5)", "print(1)"]
         seen = len(turn.tool_results())
         if seen < len(codes):
             return Reply(tool_calls=[ScriptedToolCall("python", {"code": codes[seen]})])
         return Reply(text="ANSWER: 1")
 
-    return "scripted/python-then-sleep"
+    return "scripted/sleep-then-python"
 
 
 @needs_cpu_cgroup
@@ -142,13 +152,14 @@ async def test_a_run_timeout_while_a_call_waits_for_a_core_is_the_machines_doing
         episode = await run_episode(gpu_design.questions[0], Arm("browsing", [PythonTool()]), two_python_calls,
                                     limits=RunLimits(timeout=1.0))
     assert (episode.stop_reason, episode.error_kind, episode.retryable) == (StopReason.timeout, ErrorKind.infra, True)
-    assert "waited for a free core" in episode.error
+    assert "waited for the harness (a free core" in episode.error
 
 
 @needs_cpu_cgroup
 async def test_a_calls_wait_for_a_core_does_not_count_against_the_run_timeout(gpu_design, two_python_calls):
-    """The first call queues 2 s and the second sleeps 1.5 s: past a 3 s run timeout counted in wall
-    time, inside it counted without the queue."""
+    """The first call queues 2 s, then sleeps 1.5 s: past a 3 s run timeout counted in wall time,
+    inside it counted without the queue, which the deadline gives back as the call leaves the queue
+    (not when it ends, which would be too late)."""
     async with AsyncExitStack() as held:
         for _ in range(usable_cores()):
             await held.enter_async_context(admitted())
