@@ -524,13 +524,18 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
     screenshots: Annotated[bool, typer.Option(
         "--screenshots", help="Also write PNGs of report.html and one question's page to RUN_SET/screenshots (needs Chromium).")] = False,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Print every table, not the one-screen summary (report.md and report.html have them all).")] = False,
 ) -> None:
-    """Print a run set's tables and write report.md, report.html (runs table with filters and sorting,
-    a page per transcript and per question, arms side by side) and plots beside it; or compare two run sets."""
+    """Print a run set's summary (a headline per arm pair, a row per domain) and write report.md,
+    report.html (every table, runs table with filters and sorting, a page per transcript and per question,
+    arms side by side) and plots beside it; or compare two run sets."""
     if len(run_sets) > 2:
         raise UserError("give one run set to report on, or two to compare")
     if screenshots and (as_json or len(run_sets) == 2):
         raise UserError("--screenshots goes with one run set's report, without --json")
+    if full and (as_json or len(run_sets) == 2):
+        raise UserError("--full goes with one run set's report, without --json")
     if len(run_sets) == 2:
         compare_run_sets(*run_sets, as_json=as_json)
     elif as_json:
@@ -540,7 +545,7 @@ def report(
 
         print(dumps(report_json(open_run_set(run_sets[0]).records_to_report())))
     else:
-        print_report(run_sets[0])
+        print_report(run_sets[0], full=full)
         if screenshots:
             write_screenshots(run_sets[0])
 
@@ -560,17 +565,34 @@ def write_screenshots(run_set: Path) -> None:
     err.print("screenshots written to " + ", ".join(map(str, taken)), highlight=False)
 
 
-def print_report(run_set: Path) -> None:
+def print_report(run_set: Path, *, full: bool = False) -> None:
+    """Write the report's files; print the one-screen summary, or with `full` every table."""
+    from armbench.analysis.overview import exclusions, headlines, study_table
     from armbench.analysis.publish import title_of, write_report
-    from armbench.analysis.tables import to_rich
+    from armbench.analysis.report import by_domain
+    from armbench.analysis.summary import summarize
+    from armbench.analysis.tables import to_rich, to_rich_split
     from armbench.engine.store import open_run_set
 
     store = open_run_set(run_set)
     tables, written = write_report(store)
     out.print(f"[bold]{title_of(store)}[/bold]", highlight=False)
-    for table in tables:
-        out.print(to_rich(table))
-    out.print("report written to " + ", ".join(str(path) for path in written), highlight=False)
+    if full:
+        for table in tables:
+            out.print(to_rich(table))
+        out.print("report written to " + ", ".join(str(path) for path in written), highlight=False)
+        return
+    records = store.records_to_report()
+    figures = by_domain(records)
+    for line in headlines(figures):
+        out.print(line, style="bold", highlight=False)
+    excluded = exclusions(summarize(records))
+    if excluded:
+        out.print(excluded, style="yellow", highlight=False)
+    out.print(to_rich_split(study_table(figures)))
+    markdown, html = written[:2]
+    out.print(f"every table: `bench report --full`, or {markdown.name} and {html.name} in {markdown.parent}",
+              highlight=False)
 
 
 def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
@@ -669,7 +691,8 @@ def questions_list() -> None:
     drift = set(unlocked_sets(question_sets))
     for qs in question_sets:
         state = "UNLOCKED" if qs.key in drift else "locked"
-        out.print(f"{qs.key:24} {len(qs.questions):3} questions  {state}")
+        count = len(qs.questions)
+        out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}")
 
 
 @data_app.command("build")

@@ -43,7 +43,7 @@ def test_run_all_gpu_sets_three_times_is_30_of_30(tmp_path):
     result = bench("run", "--arm", "tooled", "--set", "all", "--domain", "gpus",
                    "--model", "scripted/oracle", "--runs", "3", "--out", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
-    assert "15/15" in result.stdout
+    assert "tooled 30/30" in result.stdout  # the summary's headline: the sets pooled
     records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert len(records) == 30 and all(r["correct"] for r in records)
     assert (out / "report.md").exists() and (out / "runs.parquet").exists()
@@ -167,7 +167,7 @@ def test_a_run_set_written_before_the_re_house_still_reports(tmp_path, monkeypat
 
 def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, monkeypatch, capsys):
     directory = two_arm_run_set.directory
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory))
+    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory), "--full")
     assert code == 0
     for needle in ("Paired comparison: tooled vs browsing", "0.0156", "Questions that differ",
                    "gpus-heldout-01", "pass@3", "wrong separator", "gpu_query"):
@@ -302,7 +302,7 @@ def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
     code, stdout, err = cli("run", "--model", "scripted/server-error", "--set", "design", "--max-retries", "0",
                             "--max-infra-errors", "1", "--concurrency", "1", "--out", str(out), "--quiet")
     assert code == 1 and "more than --max-infra-errors 1" in err
-    assert "infra errors" in stdout and len((out / "runs.jsonl").read_text().splitlines()) == 2
+    assert "2 infra errors" in stdout and len((out / "runs.jsonl").read_text().splitlines()) == 2
 
 
 def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):

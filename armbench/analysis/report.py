@@ -142,6 +142,10 @@ class ArmFigures:
     ci_high: float
     mean_cost_usd: float | None  # per graded run; None when any one's cost is unknown
     median_wall_seconds: float
+    median_actions: float
+    mean_tokens: float  # prompt + completion, per graded run
+    cost_per_correct_usd: float | None  # all graded runs' cost over the correct ones; None: unknown, or none correct
+    tokens_per_correct: float | None  # None: none correct
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,7 @@ class DomainRow:
     browsing: ArmFigures | None  # None: the arm has no graded run here
     tooled: ArmFigures | None
     cost_ratio_tooled_over_browsing: float | None  # None: an arm or a cost missing, or browsing's is $0
+    arms: dict[str, ArmFigures]  # every arm with a graded run here (synthesized too), by name
 
 
 @dataclass(frozen=True)
@@ -167,10 +172,15 @@ def arm_figures(runs: list[RunRecord]) -> ArmFigures | None:
     correct = sum(bool(r.correct) for r in done)
     low, high = wilson_interval(correct, len(done))
     costs = [r.cost_usd for r in done]
+    tokens = sum(r.prompt_tokens + r.completion_tokens for r in done)
     return ArmFigures(
         correct, len(done), correct / len(done), low, high,
         mean_cost_usd=None if None in costs else mean(costs),
         median_wall_seconds=median([r.wall_seconds for r in done]),
+        median_actions=median([r.actions for r in done]),
+        mean_tokens=tokens / len(done),
+        cost_per_correct_usd=None if None in costs or not correct else sum(costs) / correct,
+        tokens_per_correct=tokens / correct if correct else None,
     )
 
 
@@ -182,13 +192,16 @@ def cost_ratio(browsing: ArmFigures | None, tooled: ArmFigures | None) -> float 
 
 
 def domain_row(domain: str, runs: list[RunRecord]) -> DomainRow:
-    browsing, tooled = (arm_figures([r for r in runs if r.arm == arm]) for arm in (BROWSING, TOOLED))
+    measured = {arm: arm_figures(arm_runs) for arm, arm_runs in grouped(runs, attrgetter("arm"))}
+    arms = {arm: figures for arm, figures in measured.items() if figures is not None}
+    browsing, tooled = arms.get(BROWSING), arms.get(TOOLED)
     return DomainRow(
         domain,
         questions=len(question_tallies(runs, ("domain", "set", "question_id"))),
         browsing=browsing,
         tooled=tooled,
         cost_ratio_tooled_over_browsing=cost_ratio(browsing, tooled),
+        arms=arms,
     )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.measure import Measurement
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -101,6 +103,71 @@ def stacked(table: Table) -> Group:
     if table.note:
         lines.append(Text(table.note, style="dim"))
     return Group(*lines)
+
+
+UNBOUNDED = 10_000  # columns: wider than any table's natural width
+
+
+def to_rich_split(table: Table) -> RenderableType:
+    """The table as grids at any width: its figure columns split into as few parts as fit, each
+    part repeating the key columns, so every row stays one line. A column header's first line
+    names its figure; the columns of a figure stay in one part."""
+    return Split(table)
+
+
+class Split:
+    def __init__(self, table: Table):
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        table = self.table
+        yield Text(table.title, style="bold")
+        if not table.rows:
+            yield Text(table.empty)
+        for number, part in enumerate(column_parts(table, console, options)):
+            if number:
+                yield Text("")
+            yield compact_grid(table, part)
+        if table.note:
+            yield Text(table.note, style="dim")
+        yield from (Text(notice, style="yellow") for notice in table.notices)
+
+
+def figure_groups(table: Table) -> list[list[int]]:
+    """The figure columns' indexes, consecutive columns whose header starts alike grouped."""
+    groups: list[list[int]] = []
+    for index in range(table.key_columns, len(table.columns)):
+        figure = table.columns[index].split("\n")[0]
+        if groups and table.columns[groups[-1][0]].split("\n")[0] == figure:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    return groups
+
+
+def column_parts(table: Table, console: Console, options: ConsoleOptions) -> list[list[int]]:
+    """Figure groups packed in order into parts no wider than the terminal (a group wider than it
+    alone still gets its own part)."""
+    keys = list(range(table.key_columns))
+    unbounded = options.update_width(UNBOUNDED)  # a table measured within the width says it fits
+    parts: list[list[int]] = []
+    for group in figure_groups(table):
+        wider = [*(parts[-1] if parts else keys), *group]
+        if parts and Measurement.get(console, unbounded, compact_grid(table, wider)).maximum <= options.max_width:
+            parts[-1] = wider
+        else:
+            parts.append(keys + group)
+    return parts
+
+
+def compact_grid(table: Table, columns: list[int]) -> RichTable:
+    """Borderless but for the rule under the header: two characters between columns."""
+    rendered = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    for index in columns:
+        rendered.add_column(table.columns[index], justify=table.align(index), no_wrap=True)
+    for row in table.rows:
+        rendered.add_row(*(row[index] for index in columns))
+    return rendered
 
 
 def to_markdown(table: Table) -> str:

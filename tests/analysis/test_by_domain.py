@@ -67,6 +67,10 @@ def test_one_row_per_domain_sorted_and_a_total_over_graded_runs_only():
     assert funds.cost_ratio_tooled_over_browsing == pytest.approx(0.2)
     assert gpus.browsing is None and gpus.cost_ratio_tooled_over_browsing is None
     assert (gpus.tooled.correct, gpus.tooled.graded, gpus.tooled.median_wall_seconds) == (1, 2, 2.0)
+    assert funds.browsing.cost_per_correct_usd == pytest.approx((0.02 + 0.04 + 0.03) / 2)
+    assert (funds.browsing.median_actions, funds.browsing.mean_tokens, funds.browsing.tokens_per_correct) == (
+        1, 1100, 1650)
+    assert list(funds.arms) == ["browsing", "tooled"] and list(gpus.arms) == ["tooled"]
 
     total = figures.total
     assert (total.domain, total.questions) == (ALL_DOMAINS, 5)
@@ -128,9 +132,11 @@ def test_report_json_has_by_domain_with_a_row_per_domain_and_the_total():
     assert list(by) == ["domains", "total"]
     assert [row["domain"] for row in by["domains"]] == ["funds", "gpus"]
     funds = by["domains"][0]
-    assert list(funds) == ["domain", "questions", "browsing", "tooled", "cost_ratio_tooled_over_browsing"]
+    assert list(funds) == ["domain", "questions", "browsing", "tooled", "cost_ratio_tooled_over_browsing", "arms"]
     assert list(funds["browsing"]) == ["correct", "graded", "accuracy", "ci_low", "ci_high", "mean_cost_usd",
-                                       "median_wall_seconds"]
+                                       "median_wall_seconds", "median_actions", "mean_tokens", "cost_per_correct_usd",
+                                       "tokens_per_correct"]
+    assert funds["arms"] == {"browsing": funds["browsing"], "tooled": funds["tooled"]}
     assert (funds["questions"], funds["browsing"]["correct"], funds["browsing"]["graded"]) == (3, 2, 3)
     assert by["domains"][1]["browsing"] is None
     assert by["total"]["domain"] == "all" and by["total"]["questions"] == 5
@@ -152,7 +158,7 @@ def test_the_printed_report_and_its_files_lead_with_the_table(tmp_path, monkeypa
 
     from armbench.cli import main
 
-    monkeypatch.setattr(sys, "argv", ["bench", "report", str(store.directory)])
+    monkeypatch.setattr(sys, "argv", ["bench", "report", str(store.directory), "--full"])
     with pytest.raises(SystemExit) as exit_:
         main()
     printed = capsys.readouterr().out

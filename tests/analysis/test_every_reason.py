@@ -76,7 +76,7 @@ def test_the_fixture_holds_every_value():
 
 def test_the_report_explains_every_outcome_and_miss_reason(every_reason, cli):
     store, _ = every_reason
-    code, out, _ = cli("report", str(store.directory))
+    code, out, _ = cli("report", str(store.directory), "--full")
     assert code == 0
     markdown = (store.directory / "report.md").read_text()
     page = (store.directory / "report.html").read_text()

@@ -132,7 +132,7 @@ def test_report_screenshots_are_written(two_arm_run_set, cli, monkeypatch):
 def test_without_chromium_the_report_is_written_and_one_line_says_why(two_arm_run_set, cli, monkeypatch):
     monkeypatch.setenv("ARMBENCH_CHROMIUM", "/nonexistent/chromium")
     code, out, err = cli("report", str(two_arm_run_set.directory), "--screenshots")
-    assert code == 0 and "report written to" in out and (two_arm_run_set.directory / "report.html").exists()
+    assert code == 0 and "report.html in" in out and (two_arm_run_set.directory / "report.html").exists()
     assert [line for line in err.splitlines() if line.strip()] == [
         f"screenshots skipped: ARMBENCH_CHROMIUM='/nonexistent/chromium' is not an executable file; {INSTALL_HINT}"]
     assert not (two_arm_run_set.directory / "screenshots").exists()
