@@ -488,15 +488,15 @@ def regress(
     base_store, store = open_run_set(baseline), open_run_set(run_set)
     base_manifest, manifest = read_manifest(base_store), read_manifest(store)
     replayed = "replay_of" in manifest  # deterministic: any flip is a regression
-    verdict = judge(base_store.records_to_report(), store.records_to_report(),
-                    Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
+    base_records, records = base_store.records_to_report(), store.records_to_report()
+    verdict = judge(base_records, records, Thresholds(max_cost_rise, max_tokens_rise, max_actions_rise), exact=replayed)
     if as_json:
         print(dumps(verdict.to_json()))
     else:
         out.print(f"[bold]baseline[/bold] {baseline} (model {base_manifest.get('model', '?')}); "
                   f"[bold]candidate[/bold] {run_set} (model {manifest.get('model', '?')})",
                   highlight=False)
-        for difference in manifest_differences(base_manifest, manifest):
+        for difference in manifest_differences(base_manifest, manifest, base_records, records):
             out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
         for note in verdict.notes:
             out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
@@ -605,8 +605,9 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
     store_a, store_b = open_run_set(a), open_run_set(b)
     manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
     name_a, name_b = run_set_labels(a, b)
-    differences = manifest_differences(manifest_a, manifest_b)
-    comparison = compare(store_a.records_to_report(), store_b.records_to_report(), name_a, name_b)
+    records_a, records_b = store_a.records_to_report(), store_b.records_to_report()
+    differences = manifest_differences(manifest_a, manifest_b, records_a, records_b)
+    comparison = compare(records_a, records_b, name_a, name_b)
     if as_json:
         print(dumps({"run_set_a": str(a), "run_set_b": str(b), "differences": differences, **comparison.to_json()}))
         return

@@ -279,14 +279,22 @@ def compare_run_sets(a: list[RunRecord], b: list[RunRecord], a_name: str, b_name
     return RunSetComparison(set_deltas(a, b), compare(a, b, a_name, b_name, RUN_SET_UNIT))
 
 
-def manifest_differences(a: dict, b: dict) -> list[str]:
-    """What differs between two run sets besides the model: question sets, tools, data, prompt."""
+def manifest_differences(a: dict, b: dict, a_records: list[RunRecord], b_records: list[RunRecord]) -> list[str]:
+    """What differs between two run sets besides the model, in what both hold: question sets, tools,
+    and each shared domain's replica data and system prompt (read from its records, which hash one
+    domain each: two run sets of different domains are not "different data")."""
     differences = []
     for field, what in (("question_sets", "question set"), ("tool_manifests", "tool manifest")):
         left, right = a.get(field, {}), b.get(field, {})
         changed = sorted(k for k in left.keys() & right.keys() if left[k] != right[k])
         differences += [f"{what} {key} differs" for key in changed]
     for field, what in (("data_hash", "replica data"), ("prompt_hash", "system prompt")):
-        if a.get(field) != b.get(field):
-            differences.append(f"{what} differs")
+        left, right = per_domain(a_records, field), per_domain(b_records, field)
+        changed = sorted(domain for domain in left.keys() & right.keys() if left[domain] != right[domain])
+        differences += [f"{what} of {domain} differs" for domain in changed]
     return differences
+
+
+def per_domain(records: list[RunRecord], field: str) -> dict[str, str]:
+    """A record field that is one value per domain in a run set (its data or prompt hash), by domain."""
+    return {record.domain: getattr(record, field) for record in records}

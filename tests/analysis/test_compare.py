@@ -120,5 +120,15 @@ def test_manifest_differences_name_what_changed():
     a = {"model": "x", "question_sets": {"gpus/design": "1"}, "tool_manifests": {"tooled/gpus": "t1"},
          "data_hash": "d", "prompt_hash": "p"}
     b = {**a, "model": "y", "tool_manifests": {"tooled/gpus": "t2"}}
-    assert manifest_differences(a, a) == []
-    assert manifest_differences(a, b) == ["tool manifest tooled/gpus differs"]
+    runs = [make_record()]
+    assert manifest_differences(a, a, runs, runs) == []
+    assert manifest_differences(a, b, runs, runs) == ["tool manifest tooled/gpus differs"]
+
+
+def test_data_and_prompt_differ_only_where_both_run_sets_ran_the_domain():
+    """Run sets of other domains carry other set-level hashes; the domains they share are compared."""
+    a = [make_record(domain="gpus"), make_record(domain="funds", question_id="f", data_hash="f1")]
+    b = [make_record(domain="gpus"), make_record(domain="nba", question_id="n", data_hash="n1", prompt_hash="n")]
+    assert manifest_differences({"data_hash": "x"}, {"data_hash": "y"}, a, b) == []
+    changed = [make_record(domain="gpus", data_hash="c2", prompt_hash="d2")]
+    assert manifest_differences({}, {}, a, changed) == ["replica data of gpus differs", "system prompt of gpus differs"]
