@@ -321,6 +321,9 @@ class RunRecord(BaseModel):
     prompt_hash: str
     transcript_path: str
     replay_divergence: str | None = None  # a replayed run: the first step whose request differs
+    # a replayed run: model_seconds (and wall_seconds, built on it) are the recorded run's, as a replay
+    # answers at once; written only when true
+    replayed_times: bool = Field(False, exclude_if=_absent)
     # the synthesized arm: the sha256 of the frozen tool the run had (ToolSpec.sha256)
     synthesized_tool_hash: str | None = Field(default=None, exclude_if=_absent)
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())

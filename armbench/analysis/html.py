@@ -11,7 +11,18 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from armbench.analysis.plots import Plot
 from armbench.analysis.tables import Table
-from armbench.analysis.transcript import CallUsage, Step, Turn, blocks, facts, replayed, steps, truncate, verdict
+from armbench.analysis.transcript import (
+    CallUsage,
+    Step,
+    Turn,
+    blocks,
+    facts,
+    replay_clock,
+    replayed,
+    steps,
+    truncate,
+    verdict,
+)
 from armbench.types import RunRecord
 
 HTML_PREVIEW = {"system": 400, "tool": 3_000}
@@ -62,7 +73,7 @@ def environment() -> Environment:
     env.globals.update(
         grade_class=grade_class, verdict=verdict, truncate=truncate, blocks=blocks, link=transcript_link,
         question_link=question_link, outcome_label=outcome_label, search_text=search_text,
-        usage_line=usage_line, replayed=replayed,
+        usage_line=usage_line, replayed=replayed, replay_clock=replay_clock,
     )
     return env
 
@@ -81,7 +92,7 @@ def render_report(
     }
     return environment().get_template("report.html").render(
         title=title, manifest=manifest, tables=tables, plots=plots, runs=ordered, linked=linked,
-        questions=questions, choices=choices, any_replayed=any(map(replayed, runs)),
+        questions=questions, choices=choices, any_replayed=any(map(replay_clock, runs)),
     )
 
 

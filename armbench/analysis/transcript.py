@@ -199,7 +199,15 @@ def replayed(record: RunRecord) -> bool:
     return record.model.startswith("replay/")
 
 
+def replay_clock(record: RunRecord) -> bool:
+    """Its wall time is the replay's own: a replay from before runs reported their recorded model time."""
+    return replayed(record) and not record.replayed_times
+
+
 def wall_time(record: RunRecord) -> str:
+    if record.replayed_times:
+        return (f"{record.wall_seconds:.2f} s wall ({record.model_seconds:.2f} model, as recorded; "
+                f"{record.tool_seconds:.2f} tools, in the replay)")
     times = f"{record.wall_seconds:.2f} s wall ({record.model_seconds:.2f} model, {record.tool_seconds:.2f} tools)"
     if replayed(record):
         return f"{times} in the replay: the model's turns were read from the recording, so not the recorded run's time"

@@ -20,7 +20,10 @@ def to_record(
     transcript_path: str,
     replay_divergence: object | None = None,
     synthesized_tool_hash: str | None = None,
+    recorded: RunRecord | None = None,
 ) -> RunRecord:
+    """`recorded`: a replayed run's record in its recording, whose model time it reports (the replay's
+    own is the time a file takes to read), so time figures mean what they meant when recorded."""
     question = job.question
     excluded = episode.error_kind is not None and episode.error_kind.is_excluded  # never graded as a miss
     graded = None if excluded else grade(
@@ -53,8 +56,9 @@ def to_record(
         retries=episode.retries,
         injected_faults=episode.injected_faults,
         call_providers=episode.call_providers,
-        wall_seconds=episode.wall_seconds,
-        model_seconds=episode.model_seconds,
+        wall_seconds=episode.wall_seconds + (recorded.model_seconds - episode.model_seconds if recorded else 0.0),
+        model_seconds=recorded.model_seconds if recorded else episode.model_seconds,
+        replayed_times=recorded is not None,
         tool_seconds=episode.tool_seconds,
         tool_cpu_seconds=episode.tool_cpu_seconds,
         tool_queue_seconds=episode.tool_queue_seconds,

@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
@@ -115,6 +116,7 @@ async def _run_jobs(
                               env.sandbox_isolation(), get_model(config.model).decoding(offered),
                               env.synthesized_tools(config.arms))
     callers = _model_callers(config, jobs, store, manifest)
+    recorded_runs = _recorded_runs(manifest)
     previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}
     todo = [job for job in jobs if job.run_id not in done]
@@ -137,6 +139,7 @@ async def _run_jobs(
             transcript_path=transcript,
             replay_divergence=played.divergence,
             synthesized_tool_hash=env.synthesized_tool_hash(job.arm, job.question.domain),
+            recorded=recorded_runs.get(job.run_id),
         )
         store.append(record)
         return record
@@ -216,6 +219,13 @@ def _model_callers(config: RunConfig, jobs: list[Job], store: RunSetStore, manif
     callers = get_model(config.model).callers(config, [job.run_id for job in jobs], store.directory)
     manifest.replay_of = callers.replay_of
     return callers
+
+
+def _recorded_runs(manifest: Manifest) -> dict[str, RunRecord]:
+    """A replay's recorded runs by id (their times are reported), else none."""
+    if manifest.replay_of is None:
+        return {}
+    return {record.run_id: record for record in RunSetStore(Path(manifest.replay_of.directory)).records()}
 
 
 def _create(store: RunSetStore, manifest: Manifest) -> list[RunRecord]:

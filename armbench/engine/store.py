@@ -364,7 +364,8 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "call_providers": LIST_OF_TEXT, "wall_seconds": pl.Float64, "model_seconds": pl.Float64,
     "tool_seconds": pl.Float64, "tool_cpu_seconds": pl.Float64, "tool_queue_seconds": pl.Float64,
     "tool_limits_hit": LIST_OF_TEXT, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
-    "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "synthesized_tool_hash": TEXT,
+    "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "replayed_times": pl.Boolean,
+    "synthesized_tool_hash": TEXT,
     "finished_at": TEXT,
 }
 

@@ -117,3 +117,11 @@ def test_the_screenshot_shows_a_question_the_arms_disagree_on_else_the_busiest()
     assert showcase(agree) == "b"
     disagree = [make_record(question_id="c", arm="browsing", correct=False), make_record(question_id="c")]
     assert showcase(agree + disagree) == "c"
+
+
+def test_a_replayed_run_with_its_recorded_model_time_says_so(two_arm_run_set):
+    record = next(r for r in two_arm_run_set.records() if r.run_id == PARALLEL_RUN)
+    replay = record.model_copy(update={"model": "replay/results/recordings/x", "replayed_times": True})
+    transcript = render_transcript(replay, [to_turn(message) for message in parallel_transcript("x")], None)
+    assert "2.00 s wall (1.50 model, as recorded; 0.50 tools, in the replay)" in transcript
+    assert "in the replay</abbr>" not in render_question([(replay, [])], None)

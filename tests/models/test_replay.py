@@ -203,3 +203,16 @@ async def test_a_recording_replays_on_another_port_base_without_divergence(tmp_p
     assert recorded_at in first["sent"][0]["content"]  # the recorded prompt names the old address
     assert {record.replay_divergence for record in replayed.values()} == {None}
     assert all(record.correct for record in replayed.values())
+
+
+async def test_a_replayed_run_reports_the_recorded_runs_model_time(tmp_path, gpu_design):
+    """A replay answers at once; its records carry the recorded model seconds, marked as such, so its
+    wall time is not the 0.00 s of a file read."""
+    recording = RunSetStore(tmp_path / "slow")
+    config = RunConfig(model="scripted/oracle+latency=0.3", arms=TOOLED, record=True, questions=("gpus-design-01",))
+    await run_set([gpu_design], config, recording, show_progress=False)
+    (original,) = recording.records()
+    _, replayed = await replay(recording, [gpu_design], tmp_path / "replay", questions=("gpus-design-01",))
+    record = replayed["gpus-design-01.tooled.r0"]
+    assert record.replayed_times and record.model_seconds == original.model_seconds >= 0.6
+    assert record.wall_seconds >= record.model_seconds + record.tool_seconds
