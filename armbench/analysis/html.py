@@ -9,7 +9,9 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from armbench.analysis.overview import headlines
 from armbench.analysis.plots import Plot
+from armbench.analysis.report import by_domain
 from armbench.analysis.tables import Table
 from armbench.analysis.transcript import (
     CallUsage,
@@ -91,7 +93,8 @@ def render_report(
         "outcome": sorted({outcome_label(r) for r in runs}),
     }
     return environment().get_template("report.html").render(
-        title=title, manifest=manifest, tables=tables, plots=plots, runs=ordered, linked=linked,
+        title=title, headline=headlines(by_domain(runs)), manifest=manifest, tables=tables, plots=plots,
+        runs=ordered, linked=linked,
         questions=questions, choices=choices, any_replayed=any(map(replay_clock, runs)),
     )
 

@@ -136,3 +136,23 @@ def test_without_chromium_the_report_is_written_and_one_line_says_why(two_arm_ru
     assert [line for line in err.splitlines() if line.strip()] == [
         f"screenshots skipped: ARMBENCH_CHROMIUM='/nonexistent/chromium' is not an executable file; {INSTALL_HINT}"]
     assert not (two_arm_run_set.directory / "screenshots").exists()
+
+
+async def test_at_1024_px_the_headline_comes_first_and_nothing_scrolls_the_page(browser, published):
+    """Wide tables scroll inside themselves; the page never scrolls sideways, and the first thing under
+    the title is the answer (the hashes wait in a closed details block)."""
+    page = await browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        await page.goto((published / "report.html").as_uri())
+        layout = await page.evaluate("""() => ({
+            pageWidth: document.documentElement.scrollWidth, window: window.innerWidth,
+            afterTitle: document.querySelector("h1").nextElementSibling.className,
+            headline: document.querySelector("h1").nextElementSibling.textContent,
+            metaOpen: document.querySelector("details.meta").open,
+            widest: Math.max(...[...document.querySelectorAll("table")].map(t => t.scrollWidth)),
+        })""")
+    finally:
+        await page.close()
+    assert layout["pageWidth"] <= layout["window"] == 1024, layout
+    assert layout["widest"] > layout["window"]  # the runs table is wider: it scrolls inside its own box
+    assert layout["afterTitle"] == "headline" and " vs " in layout["headline"] and not layout["metaOpen"]
