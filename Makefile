@@ -33,17 +33,26 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: setup
-	@echo "armbench demo: a real language model ($(LOCAL_MODEL), Qwen2.5-Coder-0.5B-Instruct Q4_K_M) on the"
-	@echo "GPU design and held-out sets, browsing and tooled arms, replayed from the committed recording"
-	@echo "$(RECORDING): the model's turns come from the recording, every tool runs for real."
-	rm -rf results/demo
-	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/demo
-	@# PNGs of results/demo/report.html and a question's page (bench run printed the tables already)
+	@echo "armbench demo, two run sets, every tool running for real against local replicas:"
+	@echo "1. the oracle, a scripted reference policy (not a model) playing every question's stored solution"
+	@echo "   in each arm, over all ten domains: what a perfect agent scores, so every question is solvable;"
+	@echo "2. a real language model ($(LOCAL_MODEL), Qwen2.5-Coder-0.5B-Instruct Q4_K_M) on the GPU sets,"
+	@echo "   replayed from the committed recording $(RECORDING)."
+	rm -rf results/demo results/demo-oracle
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/demo-oracle --quiet > /dev/null
+	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/demo --quiet > /dev/null
+	@# PNGs of results/demo/report.html and a question's page
 	$(BIN)/bench report results/demo --screenshots > /dev/null
 	$(BIN)/bench regress --baseline $(RECORDING) results/demo
+	@echo
+	@echo "=== 1. The oracle (a scripted reference policy, not a model): every question solvable in each arm ==="
+	@$(BIN)/bench report results/demo-oracle
+	@echo
+	@echo "=== 2. $(LOCAL_MODEL), replayed from its recording (model time as recorded) ==="
+	@$(BIN)/bench report results/demo
+	@echo
 	@echo "Run it live: make local-model, then $(BIN)/bench run --model $(LOCAL_MODEL) $(RECORDED_PLAN)"
 	@echo "Or any LiteLLM model with its key: OPENAI_API_KEY=... $(BIN)/bench run --model openai/gpt-4o-mini --set heldout"
-	@echo "The scripted reference policy (not a model; it shows every question is solvable): make demo-oracle"
 
 # The oracle (a scripted reference policy, not a model) plays every stored solution through the real
 # tools; these targets exit 1 unless every run is correct.

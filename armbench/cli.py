@@ -520,23 +520,35 @@ MAX_LISTED = 10
 
 @app.command()
 def report(
-    run_sets: Annotated[list[Path], typer.Argument(help="A run set folder; give two (A then B) to compare them.")],
+    run_sets: Annotated[list[Path], typer.Argument(
+        help="A run set folder; give two (A then B) to compare them, three or more for a leaderboard.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON (writes nothing).")] = False,
     screenshots: Annotated[bool, typer.Option(
         "--screenshots", help="Also write PNGs of report.html and one question's page to RUN_SET/screenshots (needs Chromium).")] = False,
     full: Annotated[bool, typer.Option(
         "--full", help="Print every table, not the one-screen summary (report.md and report.html have them all).")] = False,
+    table_format: Annotated[Optional[str], typer.Option(
+        "--format", help="With three or more run sets: print the leaderboard as markdown, latex or csv.")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", help="With three or more run sets: the folder for leaderboard.png (default: the current one).")] = None,
 ) -> None:
     """Print a run set's summary (a headline per arm pair, a row per domain) and write report.md,
     report.html (every table, runs table with filters and sorting, a page per transcript and per question,
-    arms side by side) and plots beside it; or compare two run sets."""
-    if len(run_sets) > 2:
-        raise UserError("give one run set to report on, or two to compare")
-    if screenshots and (as_json or len(run_sets) == 2):
+    arms side by side) and plots beside it; compare two run sets; or rank three or more in a leaderboard
+    and write its accuracy-vs-spend plot."""
+    if screenshots and (as_json or len(run_sets) > 1):
         raise UserError("--screenshots goes with one run set's report, without --json")
-    if full and (as_json or len(run_sets) == 2):
+    if full and (as_json or len(run_sets) > 1):
         raise UserError("--full goes with one run set's report, without --json")
-    if len(run_sets) == 2:
+    if (table_format or out_dir) and len(run_sets) < 3:
+        raise UserError("--format and --out go with three or more run sets (a leaderboard)")
+    if table_format and as_json:
+        raise UserError("give --json or --format, not both")
+    if table_format not in (None, *TABLE_FORMATS):
+        raise UserError(f"--format is one of {', '.join(TABLE_FORMATS)}, not {table_format!r}")
+    if len(run_sets) > 2:
+        print_leaderboard(run_sets, as_json=as_json, table_format=table_format, out_dir=out_dir or Path.cwd())
+    elif len(run_sets) == 2:
         compare_run_sets(*run_sets, as_json=as_json)
     elif as_json:
         from armbench.analysis.publish import as_json as report_json
@@ -617,6 +629,41 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
         out.print(f"[yellow]note:[/yellow] {difference}", highlight=False)
     for table in comparison.tables():
         out.print(to_rich(table))
+
+
+TABLE_FORMATS = ("markdown", "latex", "csv")
+
+
+def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str | None, out_dir: Path) -> None:
+    """The leaderboard as JSON (writing nothing), as a table in `table_format`, or in the terminal;
+    the last two also write leaderboard.png to `out_dir` (said on stderr, so a table pipes clean)."""
+    from armbench.analysis.leaderboard import RunSet, leaderboard
+    from armbench.analysis.publish import dumps, read_manifest
+    from armbench.analysis.tables import to_csv, to_latex, to_markdown, to_rich
+    from armbench.engine.store import open_run_set
+
+    stores = [open_run_set(folder) for folder in folders]
+    board = leaderboard([RunSet(folder, read_manifest(store), store.records_to_report())
+                         for folder, store in zip(folders, stores)])
+    if as_json:
+        print(dumps(board.to_json()))
+        return
+    if table_format:
+        render = {"markdown": to_markdown, "latex": to_latex, "csv": to_csv}[table_format]
+        print("\n".join(render(table) for table in board.tables()), end="")
+    else:
+        for run_set in board.run_sets:
+            out.print(f"[bold]{escape(run_set.label)}[/bold]: {escape(run_set.folder)}", highlight=False)
+            for difference in run_set.differences:
+                out.print(f"[yellow]note:[/yellow] {escape(difference)} (vs {escape(board.run_sets[0].label)})",
+                          highlight=False)
+        for table in board.tables():
+            out.print(to_rich(table))
+    plot = board.plot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{plot.name}.png"
+    path.write_bytes(plot.png)
+    err.print(f"leaderboard plot written to {path}" + (f" ({plot.note})" if plot.note else ""), highlight=False)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""The report's figures as PNG bytes: cost vs accuracy, question x arm heatmap, actions per run.
+"""The report's figures as PNG bytes: cost vs accuracy, question x arm heatmap, actions per run; and
+the leaderboard's accuracy vs spend across run sets.
 
 Rendered with matplotlib's Agg backend (pinned: no display, same pixels everywhere) through
 `Figure` objects, never pyplot's global state.
@@ -18,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from armbench.analysis.report import ArmFigures
 from armbench.analysis.summary import GroupSummary, graded, grouped, question_tallies, summarize
 from armbench.types import RunRecord
 
@@ -108,6 +110,39 @@ def cost_accuracy(rows: list[GroupSummary]) -> Plot:
     axes.set_title(f"{'Tokens' if by_tokens else 'Cost'} vs accuracy per set: filled = Pareto front, "
                    "hollow = dominated", fontsize=10)
     return Plot("cost_accuracy", title, to_png(figure), " ".join(notes))
+
+
+def accuracy_spend(points: list[tuple[str, ArmFigures | None]], tokens: bool) -> Plot:
+    """The leaderboard's rows, accuracy against mean cost (mean tokens when `tokens`: every cost $0)
+    per run, labelled, the Pareto front dashed and filled. Rows without a graded run or a known
+    cost are named in the note."""
+    figure = Figure(figsize=(8, 4.5))
+    axes = figure.add_subplot()
+
+    def spend(arm: ArmFigures) -> float | None:
+        return arm.mean_tokens if tokens else arm.mean_cost_usd
+
+    shown = [(label, arm) for label, arm in points if arm is not None and spend(arm) is not None]
+    missing = [label for label, arm in points if (label, arm) not in shown]
+    note = f"Not plotted (no graded run or unknown cost): {', '.join(missing)}." if missing else ""
+    if not shown:
+        say(axes, "No row has a graded run with a known cost: nothing to plot.")
+        return Plot("leaderboard", "Leaderboard: accuracy vs spend", to_png(figure), note)
+    front = pareto_front([(spend(arm), arm.accuracy) for _, arm in shown])
+    if len(front) > 1:
+        axes.plot(*zip(*front), linestyle="--", color="grey", linewidth=1, zorder=1)
+    for label, arm in shown:
+        on_front = (spend(arm), arm.accuracy) in front
+        axes.errorbar(spend(arm), arm.accuracy, yerr=[[arm.accuracy - arm.ci_low], [arm.ci_high - arm.accuracy]],
+                      fmt="o", color=ARM_COLOURS[0], capsize=3, markersize=7, zorder=2,
+                      markerfacecolor=ARM_COLOURS[0] if on_front else "white")
+        axes.annotate(label, (spend(arm), arm.accuracy), xytext=(5, 5), textcoords="offset points", fontsize=8)
+    axes.set_xlabel("mean tokens per run" if tokens else "mean cost per run (USD)")
+    axes.set_ylabel("accuracy (Wilson 95% CI)")
+    axes.set_ylim(-0.05, 1.05)
+    axes.grid(alpha=0.3)
+    axes.set_title("Accuracy vs spend: filled = Pareto front, hollow = dominated", fontsize=10)
+    return Plot("leaderboard", "Leaderboard: accuracy vs spend", to_png(figure), note)
 
 
 def text_colour(rgba: tuple[float, float, float, float]) -> str:

@@ -1,9 +1,11 @@
-"""A table as data (title, columns, cells, note), rendered to the terminal, Markdown or HTML.
+"""A table as data (title, columns, cells, note), rendered to the terminal, Markdown, LaTeX, CSV or HTML.
 
 Each report table is built once as a `Table`; the renderers never compute anything.
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import dataclass
 
@@ -182,3 +184,34 @@ def to_markdown(table: Table) -> str:
         lines += ["", table.note]
     lines += [line for notice in table.notices for line in ("", f"**{notice}**")]
     return "\n".join(lines) + "\n"
+
+
+LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                                                    "\\": r"\textbackslash{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(LATEX_SPECIAL.get(c, c) for c in text)
+
+
+def to_latex(table: Table) -> str:
+    """A booktabs `table` float, its title the caption and its note under the tabular."""
+    spec = "".join("l" if table.align(i) == "left" else "r" for i in range(len(table.columns)))
+    lines = [r"\begin{table}", r"\centering", rf"\caption{{{latex_escape(table.title)}}}",
+             rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(map(latex_escape, table.columns)) + r" \\", r"\midrule"]
+    lines += [" & ".join(map(latex_escape, row)) + r" \\" for row in table.rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    notes = [table.note, *table.notices] if table.rows else [table.empty, table.note, *table.notices]
+    lines += [rf"\par\footnotesize {latex_escape(note)}" for note in notes if note]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table: Table) -> str:
+    """The header and the rows only: a title or a note is no CSV record."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows(table.rows)
+    return buffer.getvalue()
