@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from armbench.analysis.planning import DEFAULT_DISCORDANCE
 from armbench.errors import UserError
 from armbench.models.generation import check_completion_kwargs
 from armbench.types import (
+    DEFAULT_BUDGET,
     DEFAULT_MAX_RUNS,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SYNTHESIS_BUDGET,
@@ -35,6 +37,7 @@ from armbench.types import (
 )
 
 if TYPE_CHECKING:
+    from armbench.analysis.planning import SpendPlan
     from armbench.analysis.summary import GroupSummary
     from armbench.arms.frozen_tool import FrozenTool
     from armbench.engine.store import RunSetStore
@@ -112,14 +115,55 @@ def plan_run(
     """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
     (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms/questions:
     all; a plan of more than `max_runs` runs is refused."""
-    from armbench.arms import ARMS, default_arms
-    from armbench.arms.frozen_tool import load_frozen_tools
     from armbench.engine.manifest import resumable
     from armbench.engine.store import RunSetStore
     from armbench.paths import RESULTS_DIR
-    from armbench.questions import load_sets, unlocked_sets
 
     tool_from = settings.pop("tool_from", None) or ()
+    selection = select_questions(domains, sets, arms, questions, tool_from, allow_unlocked)
+    resolved = get_checked_model(model, price, settings)
+    check_completion_kwargs(completion_kwargs or {})
+    settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
+    try:
+        config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
+                           price_per_million=price, completion_kwargs=completion_kwargs or {},
+                           tool_from=tuple(str(frozen.folder) for frozen in selection.synthesized.values()),
+                           **settings)
+    except ValidationError as error:
+        raise UserError(f"bad run settings: {describe_settings(error)}") from None
+    check_plan_size(selection.question_sets, config, max_runs)
+    check_executor(config)
+    folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    store = RunSetStore(Path(folder))
+    if resume:
+        resumable(store, selection.question_sets, config)  # a refused resume costs no preflight
+        store.check_resumable()
+    else:
+        store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
+    return PlannedRun(resolved, selection.question_sets, config, store, resume is not None)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The questions and arms a run set would ask, checked; no model, settings or folder yet."""
+
+    question_sets: list[QuestionSet]
+    arms: list[str]
+    questions: list[str]  # only these ids; empty: every question of the sets
+    synthesized: dict[str, FrozenTool]
+
+    @property
+    def question_ids(self) -> list[str]:
+        return [question.id for question_set in self.question_sets for question in question_set.questions
+                if not self.questions or question.id in self.questions]
+
+
+def select_questions(domains: list[str] | None, sets: list[str] | None, arms: list[str] | None,
+                     questions: list[str] | None, tool_from: Any, allow_unlocked: bool) -> Selection:
+    """Check what a run set would ask: arms, question sets, question ids, synthesized tools, lock."""
+    from armbench.arms import ARMS, default_arms
+    from armbench.questions import load_sets, unlocked_sets
+
     for name, value in (("domains", domains), ("sets", sets), ("arms", arms), ("questions", questions),
                         ("tool_from", tool_from)):
         if isinstance(value, str | Path):
@@ -127,9 +171,8 @@ def plan_run(
     unknown_arms = sorted(set(arms or []) - set(ARMS))
     if unknown_arms:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown_arms))}; choose from: {', '.join(ARMS)}, all")
-    synthesized = load_frozen_tools([str(Path(folder).resolve()) for folder in tool_from])
+    synthesized = load_synthesized_tools(tool_from)
     arms = list(arms or default_arms(bool(synthesized)))
-    resolved = get_checked_model(model, price, settings)
     question_sets = load_sets(domains, sets)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
@@ -147,24 +190,64 @@ def plan_run(
             f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
             "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
         )
-    check_completion_kwargs(completion_kwargs or {})
-    settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
+    return Selection(question_sets, arms, only, synthesized)
+
+
+def load_synthesized_tools(tool_from: Any) -> dict[str, FrozenTool]:
+    """--tool-from's tools by domain; their loader (and polars) is imported only when one is given."""
+    if not tool_from:
+        return {}
+    from armbench.arms.frozen_tool import load_frozen_tools
+
+    return load_frozen_tools([str(Path(folder).resolve()) for folder in tool_from])
+
+
+def plan_spending(
+    model: str,
+    *,
+    domains: list[str] | None = None,
+    sets: list[str] | None = None,
+    arms: list[str] | None = None,
+    questions: list[str] | None = None,
+    tool_from: list[Path] | None = None,
+    allow_unlocked: bool = False,
+    runs: int = 1,
+    budget: int = DEFAULT_BUDGET,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    price: tuple[float, float] | None = None,
+    token_source: Path | None = None,
+    discordance: float = DEFAULT_DISCORDANCE,
+    difference: float | None = None,
+) -> SpendPlan:
+    """What `plan_run` with these settings would run and spend, checked as it checks them, but
+    without the model's credentials, a run set folder, or anything started. `token_source`: a run
+    set whose per-question token figures to expect (default: DEFAULT_TOKENS_PER_RUN)."""
+    from armbench.analysis import planning
+    from armbench.models import get_model
+    from armbench.models.pricing import price_per_million
+
+    selection = select_questions(domains, sets, arms, questions, tool_from or (), allow_unlocked)
     try:
-        config = RunConfig(model=model, arms=tuple(arms), questions=tuple(only), price_per_million=price,
-                           completion_kwargs=completion_kwargs or {},
-                           tool_from=tuple(str(frozen.folder) for frozen in synthesized.values()), **settings)
+        config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
+                           runs=runs, budget=budget)
     except ValidationError as error:
         raise UserError(f"bad run settings: {describe_settings(error)}") from None
-    check_plan_size(question_sets, config, max_runs)
-    check_executor(config)
-    folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    store = RunSetStore(Path(folder))
-    if resume:
-        resumable(store, question_sets, config)  # a refused resume costs no preflight
-        store.check_resumable()
-    else:
-        store.check_new()  # nor does an --out that is a file, unwritable, or a run set already
-    return PlannedRun(resolved, question_sets, config, store, resume is not None)
+    check_plan_size(selection.question_sets, config, max_runs)
+    if not 0 < discordance <= 1 or difference is not None and not 0 < difference <= discordance:
+        raise UserError(f"need 0 < --difference <= --discordance <= 1 (got {difference}, {discordance}): "
+                        "only pairs where the arms disagree can differ")
+    resolved = get_model(model)
+    if price:
+        resolved.set_price(*price)
+    records = None
+    if token_source:
+        from armbench.engine.store import RunSetStore
+
+        records = RunSetStore(token_source).records_to_report()
+    source = (f"mean per run, by question and arm, of {token_source}" if token_source
+              else "default per run and arm (analysis/planning.py), from results/recordings")
+    return planning.plan_spending(model, selection.question_ids, selection.arms, runs,
+                                  price_per_million(resolved.name), records, source, discordance, difference)
 
 
 def check_plan_size(question_sets: list[QuestionSet], config: RunConfig, max_runs: int) -> None:

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from armbench.analysis.planning import DEFAULT_DISCORDANCE
 from armbench.errors import UserError
 from armbench.types import (
     DEFAULT_BUDGET,
@@ -836,6 +837,51 @@ def domain_check(
     for note in checked.notes:
         out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
+
+Opt = typer.Option
+
+
+@app.command()
+def plan(
+    model: Annotated[str, Opt(help="A model string, as for `bench run`.")],
+    arm: Annotated[str, Opt(help="As for `bench run`.")] = ALL,
+    set_: Annotated[str, Opt("--set", help="As for `bench run`.")] = ALL,
+    domain: Annotated[str, Opt(help="As for `bench run`.")] = ALL,
+    runs: Annotated[int, Opt(min=1, help="Repeats per question and arm.")] = 1,
+    question: Annotated[Optional[str], Opt(help="Only these ids.")] = None,
+    budget: Annotated[int, Opt(min=1, help="Tool calls/run.")] = DEFAULT_BUDGET,
+    price: Annotated[Optional[str], Opt(metavar="IN,OUT")] = None,
+    tool_from: ToolFrom = None,
+    max_runs: Annotated[int, Opt(min=1)] = DEFAULT_MAX_RUNS,
+    from_: Annotated[Optional[Path], Opt("--from", help="Run set whose tokens "
+                     "per question and arm to expect.")] = None,
+    discordance: Annotated[float, Opt(help="Assumed share of pairs where "
+                           "one arm only is right.")] = DEFAULT_DISCORDANCE,
+    difference: Annotated[Optional[float], Opt(help="Accuracy difference "
+                          "to detect: print the --runs it needs.")] = None,
+    as_json: Annotated[bool, Opt("--json", help="Print JSON.")] = False,
+) -> None:
+    """What `bench run` would run, cost and can show; runs nothing."""
+    from armbench.api import plan_spending
+    from armbench.arms import ARMS
+    from armbench.questions import set_names
+
+    planned = plan_spending(
+        model, domains=None if domain == ALL else domain_names(domain),
+        sets=None if set_ == ALL else expand(set_, set_names(), "set"),
+        arms=None if arm == ALL else expand(arm, list(ARMS), "arm"),
+        questions=None if question is None else comma_list(question),
+        tool_from=tool_from, runs=runs, budget=budget, max_runs=max_runs,
+        price=parse_price(price), token_source=from_,
+        discordance=discordance, difference=difference)
+    if as_json:
+        from armbench.analysis.publish import dumps
+
+        print(dumps(planned.to_json()))
+        return
+    from armbench.analysis.planning import plan_lines
+
+    out.print("\n".join(plan_lines(planned)), highlight=False, markup=False)
 
 def shown_path(path: Path) -> str:
     """`path` relative to the working folder when it is inside it."""

@@ -166,7 +166,7 @@ def plan_lines(plan: SpendPlan) -> list[str]:
         lines.append(f"{arm.arm:<12} {arm.runs:>6,} {arm.prompt_tokens:>14,.0f} {arm.completion_tokens:>14,.0f} "
                      f"{dollars(arm.cost_usd):>10}")
     lines.append(f"{'total':<12} {plan.total_runs:>6,} {'':>14} {'':>14} {dollars(plan.total_cost):>10}")
-    lines.append(f"tokens per run: {plan.token_source}")
+    lines.append(f"tokens: {plan.token_source}")
     if plan.price_per_million is None:
         lines.append(f"price: LiteLLM has no price for {plan.model}; give one with --price IN,OUT")
     else:
@@ -182,7 +182,7 @@ def plan_lines(plan: SpendPlan) -> list[str]:
     else:
         lines.append(f"detectable difference: {plan.detectable_difference:.1%} accuracy between two arms "
                      f"({pairs:,} pairs)")
-    lines.append(f"  McNemar's test, paired by question x repeat, alpha 0.05 two-sided, 80% power;")
+    lines.append("  McNemar's test, paired by question x repeat, alpha 0.05 two-sided, 80% power;")
     lines.append(f"  assumes {plan.discordance:.0%} of pairs discordant (--discordance), repeats independent")
     if plan.difference is not None:
         lines.append(f"a difference of {plan.difference:.1%} needs --runs {plan.runs_for_difference}")

@@ -18,7 +18,7 @@ SCRIPT = {
     "beta": {"tooled": ({"q1", "q2", "q3"}, 0.002), "browsing": ({"q1"}, 0.004)},
     "gamma": {"tooled": ({"q1", "q2"}, 0.003), "browsing": (set(), 0.001)},
 }
-EXTRA = {"beta": [("gpus", "design", "q5")], "gamma": [("stocks", "design", "s1")]}  # not shared: left out
+EXTRA = {"beta": [("gpus", "design", "q5")], "gamma": [("gpus", "heldout", "h1")]}  # not shared: left out
 
 
 def write_run_set(directory, model: str) -> RunSetStore:
@@ -85,7 +85,7 @@ def test_json_has_the_same_figures_and_writes_nothing(cli, three_models, tmp_pat
 
 
 @pytest.mark.parametrize("table_format,needles", [
-    ("markdown", ["## Leaderboard", "| alpha | tooled | 4/4 | 100% | 51%–100% |", "| beta | 8 | 2 | +50 pp |"]),
+    ("markdown", ["## Leaderboard", "| alpha | tooled | 4/4 | 100% | 51%–100% |", "/beta | 8 | 2 | +50 pp |"]),
     ("latex", [r"\begin{tabular}{llrrrrrrrr}", r"\toprule", r"alpha & tooled & 4/4 & 100\% & 51\%–100\%",
                r"\caption{Run sets: tooled minus browsing}"]),
     ("csv", ["run set,arm,correct,accuracy,95% CI", "alpha,tooled,4/4,100%,51%–100%,$0.0060"]),
@@ -95,7 +95,7 @@ def test_each_format_renders_the_leaderboard(cli, three_models, tmp_path, monkey
     code, out, err = cli("report", *three_models, "--format", table_format)
     assert code == 0, err
     for needle in needles:
-        assert needle.replace("|", "").split() == needle.replace("|", "").split() and needle in out, needle
+        assert needle in out, needle
     assert "note:" not in out and (tmp_path / "leaderboard.png").read_bytes().startswith(PNG)
     if table_format == "csv":
         leaderboard = out.split("\n\n")[0]
