@@ -529,7 +529,8 @@ def report(
     full: Annotated[bool, typer.Option(
         "--full", help="Print every table, not the one-screen summary (report.md and report.html have them all).")] = False,
     table_format: Annotated[Optional[str], typer.Option(
-        "--format", help="With three or more run sets: print the leaderboard as markdown, latex or csv.")] = None,
+        "--format", help="Print the study table (one run set) or the leaderboard (three or more) as markdown, "
+        "latex or csv, with CIs and run counts.")] = None,
     out_dir: Annotated[Optional[Path], typer.Option(
         "--out", help="With three or more run sets: the folder for leaderboard.png (default: the current one).")] = None,
 ) -> None:
@@ -541,8 +542,11 @@ def report(
         raise UserError("--screenshots goes with one run set's report, without --json")
     if full and (as_json or len(run_sets) > 1):
         raise UserError("--full goes with one run set's report, without --json")
-    if (table_format or out_dir) and len(run_sets) < 3:
-        raise UserError("--format and --out go with three or more run sets (a leaderboard)")
+    if out_dir and len(run_sets) < 3:
+        raise UserError("--out goes with three or more run sets (a leaderboard)")
+    if table_format and (len(run_sets) == 2 or full or screenshots):
+        raise UserError("--format prints one run set's study table or a leaderboard of three or more run sets, "
+                        "without --full or --screenshots")
     if table_format and as_json:
         raise UserError("give --json or --format, not both")
     if table_format not in (None, *TABLE_FORMATS):
@@ -551,6 +555,8 @@ def report(
         print_leaderboard(run_sets, as_json=as_json, table_format=table_format, out_dir=out_dir or Path.cwd())
     elif len(run_sets) == 2:
         compare_run_sets(*run_sets, as_json=as_json)
+    elif table_format:
+        print_study_table(run_sets[0], table_format)
     elif as_json:
         from armbench.analysis.publish import as_json as report_json
         from armbench.analysis.publish import dumps
@@ -632,7 +638,16 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
         out.print(to_rich(table))
 
 
-TABLE_FORMATS = ("markdown", "latex", "csv")
+TABLE_FORMATS = ("markdown", "latex", "csv")  # analysis.tables.PAPER_FORMATS, named without loading it
+
+
+def print_study_table(folder: Path, table_format: str) -> None:
+    """The study's table of one run set (per domain and arm: correct, CI, cost, time) for a paper."""
+    from armbench.analysis.report import by_domain, domain_table
+    from armbench.analysis.tables import PAPER_FORMATS
+    from armbench.engine.store import open_run_set
+
+    print(PAPER_FORMATS[table_format](domain_table(by_domain(open_run_set(folder).records_to_report()))), end="")
 
 
 def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str | None, out_dir: Path) -> None:
@@ -640,7 +655,7 @@ def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str |
     the last two also write leaderboard.png to `out_dir` (said on stderr, so a table pipes clean)."""
     from armbench.analysis.leaderboard import RunSet, leaderboard
     from armbench.analysis.publish import dumps, read_manifest
-    from armbench.analysis.tables import to_csv, to_latex, to_markdown, to_rich
+    from armbench.analysis.tables import PAPER_FORMATS, to_rich
     from armbench.engine.store import open_run_set
 
     stores = [open_run_set(folder) for folder in folders]
@@ -650,8 +665,7 @@ def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str |
         print(dumps(board.to_json()))
         return
     if table_format:
-        render = {"markdown": to_markdown, "latex": to_latex, "csv": to_csv}[table_format]
-        print("\n".join(render(table) for table in board.tables()), end="")
+        print("\n".join(PAPER_FORMATS[table_format](table) for table in board.tables()), end="")
     else:
         for run_set in board.run_sets:
             out.print(f"[bold]{escape(run_set.label)}[/bold]: {escape(run_set.folder)}", highlight=False)

@@ -216,7 +216,8 @@ def test_show_prints_one_transcript(two_arm_run_set, monkeypatch, capsys):
     (["show", "nosuch", "--run-set", "{run_set}"], "no run 'nosuch'"),
     (["show", "x", "--run-set", "{empty}"], "is not a run set"),
     (["report", "{run_set}", "{empty}"], "is not a run set"),
-    (["report", "{run_set}", "{run_set}", "--format", "csv"], "three or more run sets"),
+    (["report", "{run_set}", "{run_set}", "--format", "csv"], "one run set's study table or a leaderboard"),
+    (["report", "{run_set}", "--out", "x"], "--out goes with three or more run sets"),
     (["report", "{run_set}", "{run_set}", "{run_set}", "--format", "html"], "--format is one of"),
 ])
 def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, monkeypatch, capsys, args, needle):

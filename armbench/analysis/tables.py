@@ -215,3 +215,7 @@ def to_csv(table: Table) -> str:
     writer.writerow(table.columns)
     writer.writerows(table.rows)
     return buffer.getvalue()
+
+
+# `bench report --format`: a table as text a paper takes
+PAPER_FORMATS = {"markdown": to_markdown, "latex": to_latex, "csv": to_csv}

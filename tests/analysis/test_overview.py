@@ -118,3 +118,12 @@ def test_a_third_arm_gets_its_columns_and_a_headline_per_pair():
         ["tooled 50/50 (95% CI 93–100%)", "synthesized 50/50 (95% CI 93–100%) · median actions 1"],
     ]
     assert study_table(figures).columns[1:4] == ["correct\nbrowsing", "correct\nsynthesized", "correct\ntooled"]
+
+
+@pytest.mark.parametrize("table_format", ["markdown", "latex", "csv"])
+def test_one_run_sets_study_table_prints_for_a_paper_with_its_intervals(cli, ten_domains, table_format):
+    code, out, _err = cli("report", str(ten_domains.directory), "--format", table_format)
+    assert code == 0 and "browsing CI" in out and "tooled CI" in out
+    assert all(domain in out for domain in DOMAINS)
+    if table_format == "csv":
+        assert len(out.strip().splitlines()) == 1 + len(DOMAINS) + 1  # a header, a row per domain, all
