@@ -62,14 +62,13 @@ def test_unknown_set_arm_domain_and_model(tmp_path):
 
 HEAVY = ("litellm", "playwright", "polars", "fastapi", "matplotlib")
 REJECT_BAD_FLAG = f"""
-import sys, time
-start = time.perf_counter()
+import sys
 from armbench.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as stop:
     code = stop.code
-print(code, round(time.perf_counter() - start, 3), [m for m in {HEAVY!r} if m in sys.modules])
+print(code, [m for m in {HEAVY!r} if m in sys.modules])
 """
 
 
@@ -79,13 +78,12 @@ print(code, round(time.perf_counter() - start, 3), [m for m in {HEAVY!r} if m in
     (("--max-cost", "inf"), 1), (("--domain", ""), 1), (("--set", " "), 1), (("--arm", ","), 1),
     (("--runs", "0"), 4),  # click's own range check: usage, hint, a blank line and the message
 ])
-def test_a_bad_run_flag_is_refused_in_under_a_second_before_anything_heavy_loads(flags, lines):
+def test_a_bad_run_flag_is_refused_before_anything_heavy_loads(flags, lines):
     result = subprocess.run([sys.executable, "-c", REJECT_BAD_FLAG, "run", "--model", "scripted/oracle", *flags],
                             capture_output=True, text=True, timeout=60)
-    code, seconds, loaded = result.stdout.split(" ", 2)
+    code, loaded = result.stdout.split(" ", 1)
     assert code == "2" and len(result.stderr.strip().splitlines()) == lines, result.stderr
-    assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"
-    assert float(seconds) < 1.0
+    assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"  # its time: benchmarks/cli_refusal.py
 
 
 def test_missing_api_key_for_a_real_provider():

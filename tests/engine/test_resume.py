@@ -18,6 +18,7 @@ from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
 from armbench.types import Manifest, RunConfig
+from tests.support.processes import first_to_end
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"
 
@@ -269,12 +270,7 @@ def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_e
     stop_mid_set(out, signal.SIGKILL)
     resumes = [subprocess.Popen([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    deadline = time.monotonic() + 120
-    while all(process.poll() is None for process in resumes):
-        assert time.monotonic() < deadline, "neither resume ended"
-        time.sleep(0.02)
-    refused = next(process for process in resumes if process.poll() is not None)
-    writer = next(process for process in resumes if process is not refused)
+    refused, writer = first_to_end(resumes, 120)
     message = refused.stderr.read()
     assert writer.poll() is None, "the refused resume waited for the other to finish"
     assert refused.returncode == 2 and "Traceback" not in message, message

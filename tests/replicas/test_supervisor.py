@@ -30,6 +30,7 @@ from armbench.replicas.supervisor import (
     start_timeout,
 )
 from armbench.tools.base import ToolInfraError
+from tests.support.processes import first_to_end
 
 RTX_2080_TI = "geforce-rtx-2080-ti.c3305"
 
@@ -86,12 +87,8 @@ def test_two_processes_starting_on_one_port_base_at_once_one_serves_one_is_refus
     command = [sys.executable, "-m", "armbench.cli", "replicas", "serve", "--domain", "gpus"]
     starts = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     try:
+        loser, winner = first_to_end(starts, 60)
         deadline = time.monotonic() + 60
-        while all(process.poll() is None for process in starts):
-            assert time.monotonic() < deadline, "neither start was refused"
-            time.sleep(0.05)
-        loser = next(process for process in starts if process.poll() is not None)
-        winner = next(process for process in starts if process is not loser)
         message = loser.stderr.read()
         assert loser.returncode == 2 and "is taken" in message and message.count("\n") == 1, message
         while not health(GPU_DOMAIN.replica):

@@ -1,0 +1,15 @@
+"""Two processes started at once, racing for one thing (a run set's lock, a port base)."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+
+def first_to_end(processes: list[subprocess.Popen], seconds: float) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """(the one that ended first, the other), once one of the two has ended."""
+    deadline = time.monotonic() + seconds
+    while all(process.poll() is None for process in processes):
+        assert time.monotonic() < deadline, "neither process ended"
+        time.sleep(0.02)
+    ended = next(process for process in processes if process.poll() is not None)
+    return ended, next(process for process in processes if process is not ended)
