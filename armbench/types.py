@@ -208,6 +208,11 @@ class Question(Strict):
 
 # --- what a run set records --------------------------------------------------------------------
 
+# A replica request's server cost, asked for by the gate between a sandbox and a replica
+# (tools/replica_gate.py) and answered by the replicas' server (replicas/cost_meter.py).
+REPLICA_WANT_COST_HEADER = b"x-armbench-want-cost"
+REPLICA_COST_HEADER = b"x-armbench-cost"  # seconds, as a decimal
+
 DEFAULT_BUDGET = 24  # tool calls per episode
 DEFAULT_REQUEST_TIMEOUT = 120.0  # seconds per model call (a local model's own default is longer)
 DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from armbench.errors import UserError
+from armbench.replicas.cost_meter import ServerMeter, metered
 
 PORT_BASE_ENV = "ARMBENCH_REPLICA_PORT_BASE"
 SOCKET_DIR_ENV = "ARMBENCH_REPLICA_SOCKET_DIR"
@@ -168,7 +169,9 @@ async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], p
     read end), until its writer is gone."""
     import uvicorn  # only the serving process needs it: naming a domain stays a light import
 
-    servers = [uvicorn.Server(uvicorn.Config(load_app(replica), log_level="warning")) for replica in replicas]
+    meter = ServerMeter()
+    apps = [metered(load_app(replica), meter) for replica in replicas]
+    servers = [uvicorn.Server(uvicorn.Config(app, log_level="warning")) for app in apps]
     if parent_pipe is not None:
         loop = asyncio.get_running_loop()
         loop.add_reader(parent_pipe, stop_servers, loop, parent_pipe, servers)

@@ -6,15 +6,21 @@ an eighth of a core and a call that takes 6 s alone would pass its 30 s limit: a
 on the machine's load. So at most `usable_cores()` such calls run at once and the rest wait their
 turn here; the wait is reported (`queued_s`), and a call's own limits start after it.
 
-One limit per event loop, since asyncio's primitives belong to one: a bench process runs all its
-workers on one loop; a Ray actor, another process, has a limit of its own.
+The turns are the machine's, not one process's: Ray actors beside the driver, or two `bench run`s,
+share the same cores. A turn is an flock on one of `usable_cores()` files in a folder every process
+of the user finds (`turns_folder()`); the kernel lets go of it however the holder ends, so nothing is
+stale after a kill -9. Within a process an asyncio semaphore (one per event loop, since asyncio's
+primitives belong to one) queues the calls first, so a process polls for at most that many files.
 """
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import functools
 import math
 import os
+import random
+import tempfile
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -22,6 +28,9 @@ from contextlib import asynccontextmanager
 
 from armbench.tools.call_usage import charge, queueing
 from armbench.tools.cgroups import harness_cpu_quota
+
+POLL_S = 0.02  # how often a call waiting for another process's turn tries again (jittered)
+TURNS_DIR_ENV = "ARMBENCH_CORE_TURNS_DIR"
 
 _limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
@@ -34,6 +43,33 @@ def usable_cores() -> int:
     return max(1, min(cores, math.ceil(quota))) if quota is not None else cores
 
 
+def turns_folder() -> str:
+    """Where the turn files live: $ARMBENCH_CORE_TURNS_DIR, else one folder per user in the temp dir."""
+    folder = os.environ.get(TURNS_DIR_ENV) or os.path.join(tempfile.gettempdir(), f"armbench-cores-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def try_turn(folder: str, cores: int) -> int | None:
+    """A descriptor holding a free turn's lock, or None when every turn is taken."""
+    for core in random.sample(range(cores), cores):  # spread the tries: no file is everyone's first
+        descriptor = os.open(os.path.join(folder, f"core-{core}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            continue
+        return descriptor
+    return None
+
+
+async def take_turn() -> int:
+    folder, cores = turns_folder(), usable_cores()
+    while (descriptor := try_turn(folder, cores)) is None:
+        await asyncio.sleep(POLL_S * random.uniform(0.5, 1.5))
+    return descriptor
+
+
 @asynccontextmanager
 async def admitted() -> AsyncIterator[float]:
     """Hold one of the cores' turns for the block; yields how long the call waited for it."""
@@ -44,9 +80,15 @@ async def admitted() -> AsyncIterator[float]:
     started = time.monotonic()
     with queueing():
         await limit.acquire()
+        try:
+            turn = await take_turn()
+        except BaseException:
+            limit.release()
+            raise
     queued_s = time.monotonic() - started
     charge(queue_seconds=queued_s)  # now, not when the call ends: a run's clock gives the wait back at once
     try:
         yield queued_s
     finally:
+        os.close(turn)  # closing the descriptor lets go of its lock
         limit.release()

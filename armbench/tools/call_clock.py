@@ -5,16 +5,20 @@
   processes (the longest run-queue delay of any one of its threads, /proc/<tid>/schedstat: threads
   of one call that queue behind each other add nothing) or by a CPU quota on its leaf (cpu.stat's
   throttled time).
+- Awaited time: the wall time in which the call waited for a replica's reply (the replica gate
+  counts it, tools/replica_gate.py): how long a reply takes is the harness's doing, however busy the
+  machine is, and what the call's traffic costs is held to its share of the server there.
 - Own time: the rest of the wall time. A call that keeps the usable cores busy is on its own time
   whatever its threads wait for each other (a fork bomb waits on itself, not on the machine).
 
 Its wall limit counts own time, so a call the machine starves is not timed out for it: a script
-that sleeps or waits on the network runs on its own time and is stopped at the limit as on an idle
-machine. Without a leaf nothing is measured: own time is wall time.
+that sleeps runs on its own time and is stopped at the limit as on an idle machine. Without a leaf
+no CPU wait is measured: own time is wall time less the awaited time.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from armbench.tools.cgroups import CallCgroup
 
@@ -25,8 +29,11 @@ CARRY_S = 0.3
 
 
 class CallClock:
-    def __init__(self, leaf: CallCgroup | None, cores: int):
+    def __init__(self, leaf: CallCgroup | None, cores: int, awaited: Callable[[], float] | None = None):
+        """`awaited`: the seconds the call has waited for replicas so far (a running total)."""
         self.leaf = leaf
+        self.awaited = awaited
+        self.awaited_seen = awaited() if awaited is not None else 0.0
         self.cores = cores
         self.started = self.sampled = time.monotonic()
         self.cpu_s: float | None = leaf.cpu_seconds() if leaf is not None else None
@@ -53,8 +60,10 @@ class CallClock:
     def sample(self) -> None:
         now = time.monotonic()
         interval, self.sampled = now - self.sampled, now
+        awaited = self.awaited_since_last(interval)
         if self.leaf is None:
-            self.own_s += interval
+            self.own_s += interval - awaited
+            self.waited_s += awaited
             return
         cpu_s = self.leaf.cpu_seconds()
         cpu_used = 0.0 if cpu_s is None or self.cpu_s is None else cpu_s - self.cpu_s
@@ -64,9 +73,16 @@ class CallClock:
         held = self.carried_s + held_s - self.held_s
         self.held_s = held_s
         self.carried_s = min(CARRY_S, max(0.0, held - interval))
-        own = max(interval - min(interval, held), min(interval, cpu_used / self.cores))
+        own = max(interval - min(interval, max(held, awaited)), min(interval, cpu_used / self.cores))
         self.own_s += own
         self.waited_s += interval - own
+
+    def awaited_since_last(self, interval: float) -> float:
+        if self.awaited is None:
+            return 0.0
+        total = self.awaited()
+        awaited, self.awaited_seen = total - self.awaited_seen, total
+        return min(interval, max(0.0, awaited))
 
     def longest_delay_since_last(self) -> int:
         """The longest run-queue delay any one of the leaf's threads had since the last sample (ns);

@@ -6,13 +6,15 @@ between them, one UNIX socket per replica, that holds the run to
 - one request per connection (the relay forwards the request head with `Connection: close`), so
   every request is seen and charged, pipelined or not;
 - at most `connections` requests at once (up to MAX_WAITING more wait; beyond that, 503), and
-- a share of the server's time: the run pays for the time during which any of its requests waits
-  for its reply's first byte (once, however many wait together, and also when the call ends
-  first); it earns `time_share` seconds per second (saving up to `burst_s`), and a run in debt
+- a share of the server's time: each request pays what it cost the server, as the server measures it
+  (replicas/cost_meter.py: its part of the server's CPU time, the same however busy the machine is),
+  or, where no measure comes back (the server died, the call ended first), its whole wait for the
+  reply; the run earns `time_share` seconds per second (saving up to `burst_s`), and a run in debt
   sends no new request until it has earned its way out.
 Server time is what one run's traffic costs the others: a 4 MB World Bank reply holds the replica's
 interpreter for ~0.1 s. Counting bytes would miss many small requests, counting requests would miss
-big replies; the clock sees both.
+big replies; the clock sees both. The wait for a reply beyond that is the harness's (other runs'
+requests ahead of it): the share counts it (`waited_s`), and the sandbox's wall limit does not.
 """
 from __future__ import annotations
 
@@ -28,10 +30,13 @@ from contextlib import asynccontextmanager
 from functools import cache
 
 from armbench.tools.sandbox import ReplicaRoute
+from armbench.types import REPLICA_COST_HEADER, REPLICA_WANT_COST_HEADER
 
 READ_CHUNK = 65_536
 MAX_WAITING = 16  # a run's connections waiting for a slot; more are answered 503 at once
 HOP_BY_HOP = {b"connection", b"keep-alive", b"proxy-connection", b"upgrade"}
+DROPPED = HOP_BY_HOP | {REPLICA_WANT_COST_HEADER, REPLICA_COST_HEADER}  # the harness's, never the sandbox's
+ASK_COST = REPLICA_WANT_COST_HEADER + b": 1"
 GATE_PREFIX = "armbench-gate-"  # then the owner's pid, "-", and mkdtemp's letters
 
 
@@ -46,15 +51,16 @@ class ReplicaShare:
         self.burst_s = burst_s
         self.balance = burst_s  # seconds of server time the run may still take at once
         self.awaited = 0  # requests out whose reply has not started
+        self.awaited_s = 0.0  # time in which any request of the run awaited its reply
         self.updated = time.monotonic()
 
     def settle(self) -> None:
-        """Earn for the time since the last settling and, while any request of the run awaits its
-        reply, pay for that time once: concurrent requests share one clock, since the server
-        serves them one after another anyway."""
+        """Earn for the time since the last settling, and count it as awaited if a request was out."""
         now = time.monotonic()
         elapsed, self.updated = now - self.updated, now
-        self.balance = min(self.burst_s, self.balance + elapsed * self.time_share - (elapsed if self.awaited else 0))
+        self.balance = min(self.burst_s, self.balance + elapsed * self.time_share)
+        if self.awaited:
+            self.awaited_s += elapsed
 
     async def admit(self) -> None:
         """Wait until the run is out of debt."""
@@ -63,14 +69,22 @@ class ReplicaShare:
             await asyncio.sleep(-self.balance / self.time_share)
             self.settle()
 
-    def sent(self) -> None:
+    def sent(self) -> float:
+        """A request went out; returns when, for `answered`."""
         self.settle()
         self.awaited += 1
+        return self.updated
 
-    def answered(self) -> None:
-        """The reply started, or the request ended without one (its wait is paid all the same)."""
+    def answered(self, sent_at: float, cost_s: float | None) -> None:
+        """The reply started, or the request ended without one: pay its cost, or its whole wait."""
         self.settle()
         self.awaited -= 1
+        self.balance -= cost_s if cost_s is not None else self.updated - sent_at
+
+    def waited_s(self) -> float:
+        """How long, so far, the run had a request out and no reply to it yet (the harness's time)."""
+        self.settle()
+        return self.awaited_s
 
 
 async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.StreamReader,
@@ -103,7 +117,7 @@ async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.St
             await refuse(client_writer, "502 Bad Gateway", f"sandbox: replica socket {socket_path} unavailable: {error}")
             return
         try:
-            await pass_reply(share, closing(head), server_reader, server_writer, client_writer)
+            await pass_reply(share, closing(head, ASK_COST), server_reader, server_writer, client_writer)
         except OSError:
             pass  # either side hung up mid-way: both are closed below
         finally:
@@ -115,28 +129,43 @@ async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.St
 
 async def pass_reply(share: ReplicaShare, head: bytes, server_reader: asyncio.StreamReader,
                      server_writer: asyncio.StreamWriter, client_writer: asyncio.StreamWriter) -> None:
-    share.sent()
+    sent_at, cost_s = share.sent(), None
     try:
         server_writer.write(head)
         await server_writer.drain()
         data = await server_reader.read(READ_CHUNK)
+        if b"\r\n\r\n" in data:  # the reply's head (in its first chunk, as it always is in practice)
+            head, _, body = data.partition(b"\r\n\r\n")
+            cost_s = reply_cost(head)
+            data = closing(head) + body
     finally:  # paid also when the call ends first: a request left behind is no free lunch
-        share.answered()
-    if b"\r\n\r\n" in data:  # the reply's head (in its first chunk, as it always is in practice)
-        head, _, body = data.partition(b"\r\n\r\n")
-        data = closing(head) + body
+        share.answered(sent_at, cost_s)
     while data:
         client_writer.write(data)
         await client_writer.drain()
         data = await server_reader.read(READ_CHUNK)
 
 
-def closing(head: bytes) -> bytes:
-    """A request's or reply's head with `Connection: close`, whatever it said: the server ends the
-    connection after this reply, and the client knows not to send another on it."""
+def closing(head: bytes, *added: bytes) -> bytes:
+    """A request's or reply's head with `Connection: close`, whatever it said (the server ends the
+    connection after this reply, and the client knows not to send another on it), without the
+    harness's cost headers, and with the `added` header lines."""
     lines = head.rstrip(b"\r\n").split(b"\r\n")
-    kept = [line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in HOP_BY_HOP]
-    return b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n"
+    kept = [line for line in lines[1:] if line.split(b":", 1)[0].strip().lower() not in DROPPED]
+    return b"\r\n".join([lines[0], *kept, *added, b"Connection: close"]) + b"\r\n\r\n"
+
+
+def reply_cost(head: bytes) -> float | None:
+    """The server time a reply's head says its request cost (replicas/cost_meter.py), if it says."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == REPLICA_COST_HEADER:
+            try:
+                cost_s = float(value)
+            except ValueError:
+                return None
+            return cost_s if 0 <= cost_s < float("inf") else None
+    return None
 
 
 async def refuse(writer: asyncio.StreamWriter, status: str, message: str) -> None:

@@ -19,8 +19,8 @@ Isolation mode "bwrap+netns" (the normal one, needs bubblewrap and user namespac
   the call's processes together; else the rlimits shrink so that their product fits the same cap.
 - Calls take turns at the machine's cores (admission.py); a call's limits start once it runs. Its
   CPU limit is the CPU time of all its processes (the leaf's; RLIMIT_CPU per process as well), and
-  its wall limit counts its own time: wall time minus the time the machine held it from a CPU
-  (call_clock.py). A backstop of BACKSTOP_FACTOR x the wall limit in real time ends a call the
+  its wall limit counts its own time: wall time minus the time the machine held it from a CPU or
+  it awaited a replica's reply (call_clock.py). A backstop of BACKSTOP_FACTOR x the wall limit in real time ends a call the
   machine starved: `killed_reason` "starved", the harness's failure, not the agent's.
 - The environment is PATH, HOME, LANG and MALLOC_ARENA_MAX only (no API keys).
 - A time limit kills bwrap; its pid-1 child dies with it and takes the whole pid namespace.
@@ -46,6 +46,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -169,7 +170,7 @@ class SandboxResult:
     call_caps: str  # how the call's processes are capped together: call_caps()
     peak_memory_bytes: int | None  # all the call's processes together, when a cgroup counted them
     cpu_seconds: float | None = None  # all the call's processes together, when a cgroup counted them
-    cpu_wait_seconds: float = 0.0  # held from a CPU by the machine (not counted as the call's own time)
+    held_seconds: float = 0.0  # held from a CPU by the machine, or awaiting replicas (not the call's own time)
     queue_seconds: float = 0.0  # waiting for a core before it started
 
 
@@ -239,15 +240,17 @@ def bwrap_problem(interpreter: str) -> str | None:
     return None
 
 
-async def run_python(code: str, config: SandboxConfig) -> SandboxResult:
-    """Run `code` once a core is free (admission.py); its limits start then."""
+async def run_python(code: str, config: SandboxConfig, awaited: Callable[[], float] | None = None) -> SandboxResult:
+    """Run `code` once a core is free (admission.py); its limits start then. `awaited`: the running
+    total of seconds its requests waited for replicas (the gate's), not counted as its own time."""
     isolation = isolation_mode(config)
     async with admitted() as queued_s:
-        result = await run_admitted(code, config, isolation)
+        result = await run_admitted(code, config, isolation, awaited)
     return dataclasses.replace(result, queue_seconds=queued_s)
 
 
-async def run_admitted(code: str, config: SandboxConfig, isolation: str) -> SandboxResult:
+async def run_admitted(code: str, config: SandboxConfig, isolation: str,
+                       awaited: Callable[[], float] | None = None) -> SandboxResult:
     uid = random_uid()
     leaf = CallCgroup.make(config.memory_bytes, config.processes, config.cpus) if cgroup_problem() is None else None
     workdir = None if isolation == BWRAP else tempfile.mkdtemp(prefix="armbench-sandbox-")
@@ -259,7 +262,7 @@ async def run_admitted(code: str, config: SandboxConfig, isolation: str) -> Sand
                 os.chown(workdir, uid, uid)
             command = fallback_command(config, uid, in_cgroup=leaf is not None)
         return await execute(
-            (leaf.enter() if leaf else []) + command, code, config, workdir, isolation, leaf
+            (leaf.enter() if leaf else []) + command, code, config, workdir, isolation, leaf, awaited
         )
     finally:
         if leaf is not None:  # also kills what escaped the process group (fallback's setsid)
@@ -402,6 +405,7 @@ async def execute(
     cwd: str | None,
     isolation: str,
     leaf: CallCgroup | None,
+    awaited: Callable[[], float] | None = None,
 ) -> SandboxResult:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -419,7 +423,7 @@ async def execute(
         asyncio.create_task(pump(proc.stderr, err)),
     ]
     writer = asyncio.create_task(feed_stdin(proc.stdin, code))
-    clock = CallClock(leaf if leaf is not None and leaf.cpu_seconds() is not None else None, usable_cores())
+    clock = CallClock(leaf if leaf is not None and leaf.cpu_seconds() is not None else None, usable_cores(), awaited)
     limit_hit = None
     try:
         limit_hit = await watch(proc, clock, config)
@@ -453,7 +457,7 @@ async def execute(
         call_caps=call_caps(config),
         peak_memory_bytes=leaf.peak_memory() if leaf is not None else None,
         cpu_seconds=clock.used_cpu_s,
-        cpu_wait_seconds=clock.waited_s,
+        held_seconds=clock.waited_s,
     )
 
 

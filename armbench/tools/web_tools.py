@@ -106,7 +106,7 @@ class PythonTool(Tool):
         config = self.config.model_copy(update=limits)
         if self.isolation == BWRAP:
             async with gated(config.replicas, self.share) as routes:
-                ran = await run_python(code, config.model_copy(update={"replicas": routes}))
+                ran = await run_python(code, config.model_copy(update={"replicas": routes}), self.share.waited_s)
         else:  # the fallback has no network namespace: a relay would hold back nothing
             ran = await run_python(code, config)
         limit = ran.killed_reason if ran.killed_reason in LIMITS else None
@@ -114,8 +114,8 @@ class PythonTool(Tool):
         if ran.killed_reason == "starved":
             raise ToolInfraError(
                 f"the sandbox call was starved: after {ran.duration_s:.0f} s it had run {ran.cpu_seconds or 0:.1f} s "
-                f"of CPU and waited {ran.cpu_wait_seconds:.0f} s for one, short of its {config.wall_timeout_s:g} s "
-                "limit in its own time (the machine is overloaded; resume to run it again)"
+                f"of CPU and waited {ran.held_seconds:.0f} s for a CPU or a busy replica, short of its "
+                f"{config.wall_timeout_s:g} s limit in its own time (the machine is overloaded; resume to run it again)"
             )
         return ran
 

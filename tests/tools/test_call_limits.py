@@ -77,7 +77,7 @@ async def test_a_starved_call_is_a_retryable_infra_error_not_the_agents_timeout(
     result = await run_python("while True:\n    pass", SandboxConfig(**STARVED))
     assert result.killed_reason == "starved" and not result.timed_out
     assert result.duration_s >= STARVED["wall_timeout_s"] * sandbox.BACKSTOP_FACTOR
-    assert result.cpu_wait_seconds > result.duration_s - STARVED["wall_timeout_s"]
+    assert result.held_seconds > result.duration_s - STARVED["wall_timeout_s"]
 
 
 @needs_cpu_cgroup

@@ -5,6 +5,9 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -95,11 +98,12 @@ print("done")
 
 
 class SlowServer:
-    """A stand-in replica on a UNIX socket: 0.2 s per request, keep-alive unless asked to close (as
-    uvicorn does); counts requests and concurrency."""
+    """A stand-in replica on a UNIX socket: `delay_s` per request, keep-alive unless asked to close
+    (as uvicorn does), no measured cost; counts requests and concurrency."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, delay_s: float = 0.2):
         os.chmod(directory, 0o755)
+        self.delay_s = delay_s
         self.path = str(directory / "slow.sock")
         self.heads: list[bytes] = []
         self.open_now = self.most = 0
@@ -110,7 +114,7 @@ class SlowServer:
         try:
             while head := await reader.readuntil(b"\r\n\r\n"):
                 self.heads.append(head)
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(self.delay_s)
                 writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 await writer.drain()
                 if b"connection: close" in head.lower():
@@ -178,16 +182,85 @@ async def test_keep_alive_clients_still_work(tmp_path):
     assert len(slow.heads) == 3
 
 
-async def test_waits_are_paid_once_however_many_overlap_and_earned_back():
+async def test_a_request_pays_the_cost_the_server_measured_not_its_wait():
     share = ReplicaShare(time_share=0.5, burst_s=0.1)
-    share.sent()
-    share.sent()  # two requests wait together for 0.3 s: the run pays 0.3 s, not 0.6 s
+    first, second = share.sent(), share.sent()  # two requests wait together for 0.3 s
     await asyncio.sleep(0.3)
-    share.answered()
-    share.answered()
-    # 0.1 saved + 0.15 earned - 0.3 paid = -0.05, give or take the clock (paid twice: -0.35)
-    assert -0.15 <= share.balance <= 0.0
+    share.answered(first, 0.01)
+    share.answered(second, 0.02)
+    assert 0.06 <= share.balance <= 0.08  # 0.1 saved (earning stops there) - 0.03 their cost
+    assert 0.3 <= share.waited_s() < 0.4  # the harness's time, counted once for the two
+
+
+async def test_a_request_without_a_measured_cost_pays_its_wait_and_earns_it_back():
+    share = ReplicaShare(time_share=0.5, burst_s=0.1)
+    sent_at = share.sent()
+    await asyncio.sleep(0.3)
+    share.answered(sent_at, None)
+    assert -0.25 <= share.balance <= -0.15  # 0.1 saved - 0.3 waited
     started = asyncio.get_running_loop().time()
     await share.admit()  # out of debt at half a second per second
     waited = asyncio.get_running_loop().time() - started
-    assert waited <= 0.45 and share.balance >= 0
+    assert 0.3 <= waited <= 0.6 and share.balance >= 0
+
+
+async def test_a_slow_replica_reply_does_not_count_against_the_calls_wall_limit(tmp_path):
+    """A reply that takes 1.5 s (a busy replica) inside a call with a 1 s wall limit: the call ends
+    normally, the wait is the harness's, and the run paid the wait (no measured cost came back)."""
+    slow = SlowServer(tmp_path, delay_s=1.5)
+    async with slow as route:
+        tool = PythonTool([route], SandboxConfig(wall_timeout_s=1.0))
+        code = f"import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{route.port}/').read())"
+        outcome = await tool.invoke({"code": code})
+    assert outcome.result["stdout"] == "b'ok'\n" and not outcome.result["timed_out"], outcome.result
+    assert tool.share.waited_s() >= 1.5 and tool.share.balance < 0
+
+
+COST_OF = """
+import json, threading, urllib.request
+costs = []
+def fetch():
+    request = urllib.request.Request("{base}{path}", headers={{"X-Armbench-Want-Cost": "1"}})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        reply.read()
+        costs.append(float(reply.headers["X-Armbench-Cost"]))
+threads = [threading.Thread(target=fetch) for _ in range({parallel})]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(json.dumps(sorted(costs)))
+"""
+
+
+def costs_of(base: str, parallel: int) -> list[float]:
+    """The costs the replica server reports for `parallel` BIG requests sent at once (straight to
+    its TCP port, as the gate's own requests go to its socket)."""
+    ran = subprocess.run([sys.executable, "-c", COST_OF.format(base=base, path=BIG, parallel=parallel)],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(ran.stdout)
+
+
+def test_a_requests_measured_cost_does_not_grow_with_the_servers_load(worldbank):
+    """Four at once wait about four times as long as one alone, yet each costs about what one alone
+    costs: the server time a run pays does not depend on what else the server serves."""
+    base, _ = worldbank
+    alone = statistics.median(costs_of(base, 1)[0] for _ in range(3))
+    together = costs_of(base, 4)
+    print(f"alone {alone * 1000:.0f} ms, four at once {[round(cost * 1000) for cost in together]} ms")
+    assert alone > 0.01  # a 4 MB reply: real interpreter work
+    assert statistics.median(together) <= 2 * alone, (alone, together)
+    assert sum(together) >= 2 * alone  # and the work of four is still paid for
+
+
+CHECK_HEADERS = """
+import urllib.request
+request = urllib.request.Request("http://127.0.0.1:{port}{path}", headers={{"X-Armbench-Want-Cost": "1"}})
+with urllib.request.urlopen(request) as reply:
+    print(sorted(name.lower() for name in reply.headers))
+"""
+
+
+async def test_the_sandbox_never_sees_the_harness_cost_header(worldbank):
+    _, route = worldbank
+    outcome = await PythonTool([route]).invoke({"code": CHECK_HEADERS.format(port=route.port, path=SMALL)})
+    assert outcome.result["exit_code"] == 0, outcome.result
+    assert "x-armbench-cost" not in outcome.result["stdout"] and "content-type" in outcome.result["stdout"]
