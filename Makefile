@@ -100,7 +100,7 @@ bench: setup
 	$(BIN)/python benchmarks/ray_executor.py
 	$(BIN)/python benchmarks/worldbank_latency.py
 	$(BIN)/python benchmarks/report_scale.py
-	$(BIN)/python benchmarks/cli_refusal.py
+	$(BIN)/python benchmarks/cli_latency.py
 	$(BIN)/python benchmarks/table_domain.py
 	$(BIN)/python benchmarks/stored_calls.py
 	$(BIN)/python benchmarks/local_model.py $(RECORDING)

@@ -223,7 +223,7 @@ def plan_spending(
     without the model's credentials, a run set folder, or anything started. `token_source`: a run
     set whose per-question token figures to expect (default: DEFAULT_TOKENS_PER_RUN)."""
     from armbench.analysis import planning
-    from armbench.models import get_model
+    from armbench.models import DEFAULT_PROVIDER, get_model, provider_of
     from armbench.models.pricing import price_per_million
 
     selection = select_questions(domains, sets, arms, questions, tool_from or (), allow_unlocked)
@@ -236,9 +236,12 @@ def plan_spending(
     if not 0 < discordance <= 1 or difference is not None and not 0 < difference <= discordance:
         raise UserError(f"need 0 < --difference <= --discordance <= 1 (got {difference}, {discordance}): "
                         "only pairs where the arms disagree can differ")
-    resolved = get_model(model)
     if price:
-        resolved.set_price(*price)
+        prices: tuple[float, float] | None = price
+    elif provider_of(model) == DEFAULT_PROVIDER:  # its price is in LiteLLM's cost map: no need to load LiteLLM
+        prices = price_per_million(model)
+    else:
+        prices = price_per_million(get_model(model).name)
     records = None
     if token_source:
         from armbench.engine.store import RunSetStore
@@ -247,7 +250,7 @@ def plan_spending(
     source = (f"mean per run, by question and arm, of {token_source}" if token_source
               else "default per run and arm (analysis/planning.py), from results/recordings")
     return planning.plan_spending(model, selection.question_ids, selection.arms, runs,
-                                  price_per_million(resolved.name), records, source, discordance, difference)
+                                  prices, records, source, discordance, difference)
 
 
 def check_plan_size(question_sets: list[QuestionSet], config: RunConfig, max_runs: int) -> None:

@@ -532,7 +532,7 @@ def report(
         "--format", help="Print the study table (one run set) or the leaderboard (three or more) as markdown, "
         "latex or csv, with CIs and run counts.")] = None,
     out_dir: Annotated[Optional[Path], typer.Option(
-        "--out", help="With three or more run sets: the folder for leaderboard.png (default: the current one).")] = None,
+        "--out", help="With three or more run sets: the folder for leaderboard.png and leaderboard.html (default: the current one).")] = None,
 ) -> None:
     """Print a run set's summary (a headline per arm pair, a row per domain) and write report.md,
     report.html (every table, runs table with filters and sorting, a page per transcript and per question,
@@ -652,7 +652,9 @@ def print_study_table(folder: Path, table_format: str) -> None:
 
 def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str | None, out_dir: Path) -> None:
     """The leaderboard as JSON (writing nothing), as a table in `table_format`, or in the terminal;
-    the last two also write leaderboard.png to `out_dir` (said on stderr, so a table pipes clean)."""
+    the last two also write leaderboard.png and leaderboard.html (its tables and the plot) to
+    `out_dir` (said on stderr, so a table pipes clean)."""
+    from armbench.analysis.html import render_leaderboard
     from armbench.analysis.leaderboard import RunSet, leaderboard
     from armbench.analysis.publish import dumps, read_manifest
     from armbench.analysis.tables import PAPER_FORMATS, to_rich
@@ -676,9 +678,11 @@ def print_leaderboard(folders: list[Path], *, as_json: bool, table_format: str |
             out.print(to_rich(table))
     plot = board.plot()
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{plot.name}.png"
+    path, page = out_dir / f"{plot.name}.png", out_dir / "leaderboard.html"
     path.write_bytes(plot.png)
-    err.print(f"leaderboard plot written to {path}" + (f" ({plot.note})" if plot.note else ""), highlight=False)
+    page.write_text(render_leaderboard(board, plot), encoding="utf-8")
+    err.print(f"leaderboard plot written to {path}" + (f" ({plot.note})" if plot.note else "")
+              + f"; tables and plot in {page}", highlight=False)
 
 
 @app.command()

@@ -83,7 +83,7 @@ def test_a_bad_run_flag_is_refused_before_anything_heavy_loads(flags, lines):
                             capture_output=True, text=True, timeout=60)
     code, loaded = result.stdout.split(" ", 1)
     assert code == "2" and len(result.stderr.strip().splitlines()) == lines, result.stderr
-    assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"  # its time: benchmarks/cli_refusal.py
+    assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"  # its time: benchmarks/cli_latency.py
 
 
 def test_missing_api_key_for_a_real_provider():

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from armbench.analysis.leaderboard import Leaderboard
 from armbench.analysis.overview import headlines
 from armbench.analysis.plots import Plot
 from armbench.analysis.report import by_domain
@@ -96,6 +97,13 @@ def render_report(
         title=title, headline=headlines(by_domain(runs)), manifest=manifest, tables=tables, plots=plots,
         runs=ordered, linked=linked,
         questions=questions, choices=choices, any_replayed=any(map(replay_clock, runs)),
+    )
+
+
+def render_leaderboard(board: Leaderboard, plot: Plot) -> str:
+    """The leaderboard's tables and its accuracy-versus-spend plot (the Pareto front marked), one page."""
+    return environment().get_template("leaderboard.html").render(
+        title="armbench leaderboard", board=board, tables=board.tables(), plot=plot
     )
 
 

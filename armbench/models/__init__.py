@@ -63,10 +63,14 @@ def load_replay() -> type[Model]:
     return ReplayModel
 
 
+def provider_of(model: str) -> str:
+    """The provider a model string names: its prefix, if a provider has it, else LiteLLM."""
+    prefix, slash, _ = model.partition("/")
+    return prefix if slash and prefix in PROVIDERS else DEFAULT_PROVIDER
+
+
 def get_model(model: str) -> Model:
     """The Model a string names. Nothing is checked yet (`Model.check` does that); LiteLLM is
     configured, and the provider set up, the first time."""
     configure_litellm()
-    prefix, slash, _ = model.partition("/")
-    load = PROVIDERS.get(prefix) if slash else None
-    return (load or PROVIDERS[DEFAULT_PROVIDER])()(model)
+    return PROVIDERS[provider_of(model)]()(model)

@@ -1,4 +1,5 @@
 """`bench report A B C`: three models' run sets ranked on the questions all three ran."""
+import base64
 import csv
 import io
 import json
@@ -64,6 +65,9 @@ def test_the_leaderboard_ranks_rows_by_accuracy_on_shared_questions(cli, three_m
         assert f"│ 8 │ {left_out} │ {gap} │" in " ".join(line.split()), line
     png = tmp_path / "plots" / "leaderboard.png"
     assert png.read_bytes().startswith(PNG) and str(png) in err
+    page = (tmp_path / "plots" / "leaderboard.html").read_text()
+    assert base64.b64encode(png.read_bytes()).decode() in page  # the same plot, inline
+    assert page.count("<tr>") >= 1 + 6 and "51%–100%" in page and str(tmp_path / "gamma") in page
 
 
 def test_json_has_the_same_figures_and_writes_nothing(cli, three_models, tmp_path, monkeypatch):

@@ -1,5 +1,7 @@
 """`bench plan`: McNemar power against simulation, token and cost estimates, and the command itself."""
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -100,3 +102,30 @@ def test_bench_plan_json_reads_tokens_from_a_run_set(cli, two_arm_run_set):
 def test_bench_plan_refuses_a_difference_the_discordance_cannot_hold(cli):
     code, _, err = cli("plan", "--model", "scripted/oracle", "--difference", "0.7")
     assert code == 2 and "--discordance" in err
+
+
+def test_a_plan_prices_a_litellm_model_without_loading_litellm():
+    """LiteLLM takes seconds to import; a plan reads the cost map it would load instead."""
+    code = ("import sys\nfrom armbench.api import plan_spending\n"
+            "plan = plan_spending('openai/gpt-4o-mini', domains=['gpus'])\n"
+            "print(plan.total_cost is not None and plan.total_cost > 0, 'litellm' in sys.modules)")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert ran.stdout.split() == ["True", "False"], ran.stderr
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "gpt-4o", "anthropic/claude-3-5-sonnet-20240620",
+                                   "openai/no-such-model", "anthropic/gpt-4o", "mistral/mistral-large-latest"])
+def test_the_cost_map_file_prices_as_litellm_does(model):
+    import litellm
+
+    from armbench.models.litellm_setup import configure_litellm
+    from armbench.models.pricing import bundled_model_info
+
+    configure_litellm()
+    try:
+        info = litellm.get_model_info(model)
+        expected = info["input_cost_per_token"], info["output_cost_per_token"]
+    except Exception:
+        expected = None
+    entry = bundled_model_info(model)
+    assert (entry and (entry["input_cost_per_token"], entry["output_cost_per_token"])) == expected

@@ -1,0 +1,45 @@
+"""How fast the commands that run nothing answer: `bench run` refusing a bad flag (every flag is
+checked before LiteLLM, Playwright or polars load, so a typo costs well under a second), and `bench
+plan` over the whole bank (it prices a LiteLLM model from the cost map file, without LiteLLM).
+The tests check what loads (tests/test_cli.py, tests/analysis/test_planning.py); the times are
+measured here, where a loaded machine does not fail a test."""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+
+COMMANDS = {  # name: (arguments, target seconds)
+    "refusal": (["run", "--model", "scripted/oracle", "--domain", "nosuch"], 1.0),
+    "plan": (["plan", "--model", "openai/gpt-4o-mini", "--domain", "all", "--arm", "all", "--set", "all",
+              "--runs", "3"], 3.0),
+}
+TIMED = """
+import sys, time
+start = time.perf_counter()
+from armbench.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(time.perf_counter() - start)
+"""
+
+
+def seconds(arguments: list[str], repeats: int = 5) -> list[float]:
+    command = [sys.executable, "-c", TIMED, *arguments]
+    return [float(subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            for _ in range(repeats)]
+
+
+def main() -> None:
+    for name, (arguments, target_s) in COMMANDS.items():
+        timed = seconds(arguments)
+        median = statistics.median(timed)
+        verdict = "ok" if median < target_s else "OVER TARGET"
+        print(f"cli {name}: median {median:.2f} s (min {min(timed):.2f}, max {max(timed):.2f}) over "
+              f"{len(timed)} runs; target < {target_s:g} s: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
