@@ -586,8 +586,8 @@ def write_screenshots(run_set: Path) -> None:
 
 def print_report(run_set: Path, *, full: bool = False) -> None:
     """Write the report's files; print the one-screen summary, or with `full` every table."""
-    from armbench.analysis.overview import exclusions, headlines, study_table
-    from armbench.analysis.publish import title_of, write_report
+    from armbench.analysis.overview import exclusions, headlines, study_table, tool_drift_notices
+    from armbench.analysis.publish import read_manifest, title_of, write_report
     from armbench.analysis.report import by_domain
     from armbench.analysis.summary import summarize
     from armbench.analysis.tables import to_rich, to_rich_split
@@ -605,9 +605,8 @@ def print_report(run_set: Path, *, full: bool = False) -> None:
     figures = by_domain(records)
     for line in headlines(figures):
         out.print(line, style="bold", highlight=False)
-    excluded = exclusions(summarize(records))
-    if excluded:
-        out.print(excluded, style="yellow", highlight=False)
+    for warning in filter(None, [exclusions(summarize(records)), *tool_drift_notices(read_manifest(store))]):
+        out.print(warning, style="yellow", highlight=False)
     out.print(to_rich_split(study_table(figures)))
     markdown, html = written[:2]
     out.print(f"every table: `bench report --full`, or {markdown.name} and {html.name} in {markdown.parent}",
@@ -721,13 +720,16 @@ def export_inspect(
 
 @questions_app.command("verify")
 def questions_verify() -> None:
-    """Re-derive every reference answer from the replica data; name each mismatch."""
-    from armbench.questions import load_sets, verify
+    """Re-derive every reference answer from the replica data; name each mismatch, and each held-out
+    set whose domain's tool changed since it was frozen."""
+    from armbench.questions import load_sets, tool_drift, verify
 
     question_sets = load_sets()
     problems = verify(question_sets)
     for problem in problems:
         err.print(f"[red]MISMATCH[/red] {problem}", highlight=False)
+    for key, why in tool_drift(question_sets).items():
+        err.print(f"[yellow]FLAGGED[/yellow] {key}: {why}", highlight=False)
     count = sum(len(qs.questions) for qs in question_sets)
     if problems:
         err.print(f"{len(problems)} problem(s) in {count} questions")
@@ -752,12 +754,14 @@ def questions_freeze() -> None:
 @questions_app.command("list")
 def questions_list() -> None:
     """List every question set with its size and lock state."""
-    from armbench.questions import load_sets, unlocked_sets
+    from armbench.questions import load_sets, tool_drift, unlocked_sets
 
     question_sets = load_sets()
-    drift = set(unlocked_sets(question_sets))
+    unlocked, tool_changed = set(unlocked_sets(question_sets)), tool_drift(question_sets)
     for qs in question_sets:
-        state = "UNLOCKED" if qs.key in drift else "locked"
+        state = "UNLOCKED" if qs.key in unlocked else "locked"
+        if qs.key in tool_changed:
+            state += ", tool changed since frozen"
         count = len(qs.questions)
         out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}")
 

@@ -3,6 +3,12 @@
 A question set is a YAML file `questions/<domain>/<set>.yaml`. Every reference answer is a
 derivation (SQL over the replica tables) that `verify` re-runs; the lock pins each set's hash so
 a run never silently uses edited questions.
+
+Held-out discipline: a held-out set (every set but a design one) is written against a frozen tool,
+and the tool is not tuned on it. So the lock also records, when a set is first frozen, the hash of
+its domain's typed tools (names, descriptions, schemas) and of its data; a later change to the tool
+leaves the held-out set flagged (`tool_drift`) in `bench questions verify` and `list` and in every
+run set and report that uses it. A design set's record follows the tool: it is the one tuned on.
 """
 from __future__ import annotations
 
@@ -207,16 +213,42 @@ def read_lock(path: Path | None = None) -> dict[str, dict[str, str]]:
     return read_json_object(path, "the question lock")
 
 
+def is_heldout(set_name: str) -> bool:
+    return not set_name.startswith(DESIGN)
+
+
 def freeze(question_sets: list[QuestionSet], path: Path | None = None) -> dict[str, dict[str, str]]:
+    """Lock each set's content hash, and the tool and data it is written against: a held-out set's
+    are recorded once (its first freeze, or the first since the lock recorded tools) and kept."""
     path = path or lock_file()
     lock = read_lock(path)
     today = dt.date.today().isoformat()
     for question_set in question_sets:
+        entry = lock.get(question_set.key, {})
         digest = question_set.content_hash()
-        if lock.get(question_set.key, {}).get("sha256") != digest:
-            lock[question_set.key] = {"sha256": digest, "frozen": today}
+        if entry.get("sha256") != digest:
+            entry = {**entry, "sha256": digest, "frozen": today}
+        if "tool_manifest" not in entry or not is_heldout(question_set.set):
+            domain = find_domain(question_set.domain)
+            entry = {**entry, "tool_manifest": domain.tool_manifest_hash(), "data": domain.tables.hash()}
+        lock[question_set.key] = entry
     path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return lock
+
+
+def tool_drift(question_sets: list[QuestionSet], path: Path | None = None) -> dict[str, str]:
+    """The held-out sets whose domain's typed tools changed since the set was frozen: key -> why."""
+    lock = read_lock(path)
+    drifted = {}
+    for question_set in question_sets:
+        recorded = lock.get(question_set.key, {}).get("tool_manifest")
+        if not is_heldout(question_set.set) or recorded is None:
+            continue
+        if find_domain(question_set.domain).tool_manifest_hash() != recorded:
+            drifted[question_set.key] = (f"the {question_set.domain} tool changed since this held-out set was "
+                                         f"frozen ({lock[question_set.key].get('frozen', '?')}): it no longer "
+                                         "tests a tool it was not tuned on")
+    return drifted
 
 
 def unlocked_sets(question_sets: list[QuestionSet], path: Path | None = None) -> list[str]:

@@ -389,6 +389,9 @@ class Manifest(BaseModel):
     # the synthesized arm's tool per domain: {"name", "sha256", "source", "synthesis"} (absolute paths)
     synthesized_tools: dict[str, dict[str, str]] = Field(default_factory=dict, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)
+    # "<domain>/<set>" -> why: a held-out set whose domain's typed tools changed since it was frozen
+    # (questions.tool_drift), so its figures no longer measure a tool that was not tuned on it
+    heldout_tool_changed: dict[str, str] = Field(default_factory=dict, exclude_if=_absent)
 
 
 class SynthesisRecord(BaseModel):

@@ -5,18 +5,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from armbench.domains import DOMAINS
+from armbench.domains import DOMAINS, find_domain
+from armbench.domains.crashes.tools import CrashQuery
+from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
-from armbench.paths import QUESTIONS_DIR
+from armbench.paths import QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.questions import (
     freeze,
     load_set_file,
     load_sets,
+    read_lock,
     set_names,
+    tool_drift,
     unlocked_sets,
     verify,
 )
 from armbench.types import AnswerExtraction
+from tests.support.run_sets import make_manifest, make_record
 
 
 @pytest.fixture
@@ -42,6 +47,47 @@ def test_the_committed_sets_verify_and_match_their_lock():
     question_sets = load_sets()
     assert verify(question_sets) == []
     assert unlocked_sets(question_sets) == []
+
+
+def test_the_lock_records_each_sets_tool_and_data_and_no_held_out_set_outlived_its_tool():
+    """A failure here means a typed tool changed after its held-out sets were frozen: the change
+    tunes the tool on questions that were to test it. Undo it, or write a new held-out set."""
+    question_sets = load_sets()
+    lock = read_lock()
+    for question_set in question_sets:
+        domain = find_domain(question_set.domain)
+        assert lock[question_set.key]["data"] == domain.tables.hash(), question_set.key
+        if question_set.set == "design":
+            assert lock[question_set.key]["tool_manifest"] == domain.tool_manifest_hash(), question_set.key
+    assert tool_drift(question_sets) == {}
+
+
+def test_a_tool_description_edited_after_the_freeze_flags_its_domains_held_out_set(bank, monkeypatch, cli):
+    lock = bank / "questions.lock"
+    monkeypatch.setattr(CrashQuery, "description", CrashQuery.description + " Tip: sort by fatalities.")
+    sets = load_sets(root=bank)
+    drifted = tool_drift(sets, lock)
+    assert list(drifted) == ["crashes/heldout"] and "crashes tool changed" in drifted["crashes/heldout"]
+    freeze(sets, lock)  # a freeze follows the tool for the design set and never for a held-out one
+    assert tool_drift(sets, lock) == drifted
+    assert read_lock(lock)["crashes/design"]["tool_manifest"] == find_domain("crashes").tool_manifest_hash()
+    monkeypatch.setenv(QUESTIONS_DIR_ENV, str(bank))
+    code, out, err = cli("questions", "verify")
+    assert code == 0 and "FLAGGED crashes/heldout: the crashes tool changed" in " ".join(err.split()), err
+    code, out, _ = cli("questions", "list")
+    assert [line.split()[0] for line in out.splitlines() if "tool changed since frozen" in line] == ["crashes/heldout"]
+
+
+def test_a_run_set_over_a_flagged_held_out_set_says_so_in_every_report(tmp_path, cli):
+    store = RunSetStore(tmp_path / "run")
+    why = "the crashes tool changed since this held-out set was frozen (2026-12-01): it no longer tests ..."
+    store.create(make_manifest(heldout_tool_changed={"crashes/heldout": why}))
+    store.append(make_record())
+    code, out, err = cli("report", str(store.directory))
+    assert code == 0, err
+    assert f"held-out set crashes/heldout: {why}" in " ".join(out.split())
+    for page in ("report.md", "report.html"):
+        assert "held-out set crashes/heldout: the crashes tool changed" in (store.directory / page).read_text()
 
 
 def test_a_changed_reference_fails_verify_naming_the_question(bank):

@@ -75,6 +75,11 @@ def exclusions(rows: list[GroupSummary]) -> str | None:
             "injected fault corrupted; per group with `bench report --full`")
 
 
+def tool_drift_notices(manifest: dict) -> list[str]:
+    """A line per held-out set whose tool changed after it was frozen (the manifest says which)."""
+    return [f"held-out set {key}: {why}" for key, why in sorted(manifest.get("heldout_tool_changed", {}).items())]
+
+
 def study_table(figures: ByDomain) -> Table:
     """Per figure a column per arm, headed figure then arm, so a narrow terminal splits it by figure."""
     arms, tokens = sorted(figures.total.arms), in_tokens(figures)

@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import groupby
 from pathlib import Path
 
 from armbench.analysis.compare import arm_tables, compare_arms
 from armbench.analysis.html import render_question, render_report, render_transcript
+from armbench.analysis.overview import tool_drift_notices
 from armbench.analysis.plots import all_plots
 from armbench.analysis.report import (
     by_domain,
@@ -46,8 +47,9 @@ def title_of(store: RunSetStore) -> str:
 def all_tables(records: list[RunRecord], manifest: dict | None = None) -> list[Table]:
     """The study's table first: with several domains it is the report's headline. A synthesized arm
     adds its transfer and tool tables (its tools are named by the `manifest`)."""
-    return [domain_table(by_domain(records)), *report_tables(records), *arm_tables(records),
-            *synthesis_tables(records, manifest or {})]
+    study = domain_table(by_domain(records))
+    study = replace(study, notices=(*study.notices, *tool_drift_notices(manifest or {})))
+    return [study, *report_tables(records), *arm_tables(records), *synthesis_tables(records, manifest or {})]
 
 
 def as_json(records: list[RunRecord]) -> dict:

@@ -55,6 +55,16 @@ class Domain:
         tools = self._load("tools")
         return list(tools() if callable(tools) else tools)
 
+    def tool_manifest_hash(self) -> str:
+        """Hash of the typed tools' names, descriptions and schemas, as the tooled arm offers them
+        (the replica's address, should a description show it, named as questions name it): what a
+        held-out set is written against (questions.py's lock)."""
+        from armbench.replicas.serve import endpoint
+        from armbench.tools.base import Arm
+
+        typed = Arm("typed", [cls() for cls in self.tool_classes()])
+        return typed.manifest_hash({endpoint(self.replica).base_url: f"{{replica:{self.name}}}"})
+
     def build_tables(self, shared_data: Path) -> list[Path]:
         return list(self._load("build")(shared_data))
 

@@ -22,7 +22,7 @@ from armbench.domains import data_hash
 from armbench.engine.store import RunSetStore, describe
 from armbench.errors import UserError
 from armbench.paths import ROOT
-from armbench.questions import QuestionSet
+from armbench.questions import QuestionSet, tool_drift
 from armbench.types import Manifest, Resume, RunConfig
 
 
@@ -53,6 +53,7 @@ def build_manifest(
         sandbox_isolation=sandbox_isolation,
         decoding=decoding,
         synthesized_tools=synthesized_tools or {},
+        heldout_tool_changed=tool_drift(question_sets),
     )
 
 
