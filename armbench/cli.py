@@ -267,6 +267,22 @@ def run(
         result = start_run_set(planned, skip_preflight, quiet)
     print_report(planned.store.directory)
     print_run_summary(result)
+    check_every_answer(planned.model, result)
+
+
+def check_every_answer(model, result) -> None:
+    """The oracle gets every run right, or its stored solutions or the harness are broken: exit 1
+    naming the first runs and their causes (a summary of graded runs alone would hide them)."""
+    if not model.answers_every_question:
+        return
+    missed = [record for record in result.records if record.correct is not True]
+    if missed:
+        err.print(f"[bold red]oracle:[/bold red] {len(missed)} of {len(result.records)} runs not correct; "
+                  "each should be (a stored solution or the harness is broken):", highlight=False)
+        for record in missed[:10]:
+            err.print(f"  {record.run_id}: {record.error or record.miss_reason or record.outcome}", highlight=False)
+        raise typer.Exit(1)
+    err.print(f"oracle: all {len(result.records)} runs finished now are correct", highlight=False)
 
 
 def start_run_set(planned, skip_preflight: bool, quiet: bool):

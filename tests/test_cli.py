@@ -139,6 +139,22 @@ def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
     assert "gpus/design" in json.loads((bank / "questions.lock").read_text())
 
 
+def test_the_oracle_fails_the_run_set_naming_a_stored_solution_that_broke(bank, tmp_path):
+    env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
+    path = bank / "gpus" / "design.yaml"
+    raw = yaml.safe_load(path.read_text())
+    raw["questions"][0]["solutions"]["tooled"]["calls"][0]["args"]["sort_by"] = "weight_in_lbs"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    ran = bench("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "design", "--arm", "tooled",
+                "--question", "gpus-design-01,gpus-design-02", "--allow-unlocked", "--out", str(tmp_path / "run"),
+                "--quiet", env=env)
+    assert ran.returncode == 1, ran.stderr
+    said = " ".join(ran.stderr.split())
+    assert "oracle: 1 of 2 runs not correct" in said and "gpus-design-01.tooled.r0: " in said
+    assert "stored solution failed at call 1 (gpu_query)" in said and "weight_in_lbs" in said
+    assert "Traceback" not in ran.stderr
+
+
 def test_report_on_a_folder_that_is_not_a_run_set(tmp_path):
     assert_user_error(bench("report", str(tmp_path)), "not a run set")
 

@@ -41,6 +41,9 @@ class Model(ABC):
     provider: str  # who serves it, as LiteLLM's cost map names the provider
     recordable = True  # False for a replay: its replies are the recording's, none of its own
     needs_preflight = False  # True for a provider over the network: `bench run` first makes the doctor's round trip
+    # True when every run should be correct (the oracle): a run that is not is a broken stored
+    # solution or harness, never a model's miss, and `bench run` fails on it
+    answers_every_question = False
 
     def __init__(self, name: str):
         self.name = name  # the model string as given, e.g. "scripted/oracle+seed=1"

@@ -44,6 +44,15 @@ def set_up() -> None:
 class ScriptedModel(Model):
     provider = PROVIDER  # priced per script: $0 unless registered with free=False
 
+    @property
+    def answers_every_question(self) -> bool:
+        """The oracle plays every question's stored solution; with injected faults some runs fail on purpose."""
+        try:
+            script, misbehaviour = resolve(self.name.partition("/")[2])
+        except ValueError:  # check() says what is wrong with it
+            return False
+        return script is BUILT_IN_SCRIPTS["oracle"] and misbehaviour.fault_rate == 0
+
     def check(self) -> None:
         """Refuse an unknown script or a bad option."""
         try:
