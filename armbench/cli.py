@@ -860,20 +860,47 @@ def domain_new(
 
 @domain_app.command("check")
 def domain_check(
-    name: Annotated[str, typer.Argument(help="The table domain to check, e.g. cities.")],
+    name: Annotated[str, typer.Argument(help="The domain to check, e.g. crashes or cities.")],
+    parity: Annotated[bool, typer.Option(help="Also read the whole replica site with the domain's site "
+                                              "reader and compare it with the tool's rows.")] = True,
 ) -> None:
-    """Check a table domain's domain.yaml against its CSV and data/: one line per problem, exit 2 if any."""
+    """Check a domain, one line per problem, exit 2 if any: a table domain's domain.yaml against its CSV
+    and data/, and any domain's site against its tool (site-tool parity, armbench/domains/parity.py)."""
     from armbench.domains import DOMAINS, domains_dir
     from armbench.tablekit.check import Taken, check, locate
+    from armbench.tablekit.spec import SPEC_FILE
 
-    checked = check(locate(name, DOMAINS, domains_dir()), Taken.of(DOMAINS.values()))
-    for problem in checked.problems:
+    entry = DOMAINS.get(name)
+    problems, lines = [], []
+    if entry is None or (entry.tables.directory.parent / SPEC_FILE).is_file():
+        checked = check(locate(name, DOMAINS, domains_dir()), Taken.of(DOMAINS.values()))
+        problems += checked.problems
+        lines += [f"ok: {name}: {checked.summary}"] + [f"note: {note}" for note in checked.notes]
+    if parity and not problems and name in DOMAINS:
+        found = site_tool_parity(DOMAINS[name])
+        if found is None:
+            lines.append(f"note: {name} has no site reader (armbench/domains/{name}/site_reader.py): parity not checked")
+        else:
+            problems += found.problems
+            lines.append(f"ok: {found.summary}")
+    for problem in problems:
         err.print(problem, highlight=False, markup=False, soft_wrap=True)
-    if checked.problems:
+    if problems:
         raise typer.Exit(2)
-    out.print(f"ok: {name}: {checked.summary}", highlight=False, markup=False, soft_wrap=True)
-    for note in checked.notes:
-        out.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    for line in lines:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def site_tool_parity(domain):
+    """The domain's site read whole against its tool (its replica started for it), or None without a reader."""
+    from armbench.domains.parity import check_parity, site_reader
+    from armbench.replicas.supervisor import replicas_running
+
+    if site_reader(domain) is None:
+        return None
+    err.print(f"reading the {domain.name} site whole ...", highlight=False)
+    with replicas_running([domain.replica]) as endpoints:
+        return check_parity(domain, endpoints[domain.name].base_url)
 
 
 Opt = typer.Option

@@ -484,4 +484,6 @@ def query_tool(name: str, description: str, table: TableFields, frame: Callable[
         "description": description,
         "Args": args_model(f"{camel}Args", table),
         "run": run,
+        "table": table,  # what it answers from (site-tool parity reads these: armbench/domains/parity.py)
+        "frame": staticmethod(frame),
     })

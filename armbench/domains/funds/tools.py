@@ -145,6 +145,8 @@ class FundScreener(Tool):
     name = "fund_screener"
     description = DESCRIPTION
     Args = FundScreenerArgs
+    table = TABLE  # what it answers from (site-tool parity reads these: armbench/domains/parity.py)
+    frame = staticmethod(fund_frame)
 
     async def run(self, args: FundScreenerArgs) -> dict[str, Any]:
         status = check_choice(args.status, STATUSES, "unknown_status", "status", "status")

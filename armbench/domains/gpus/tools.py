@@ -133,6 +133,8 @@ class GpuQuery(Tool):
     name = "gpu_query"
     description = DESCRIPTION
     Args = GpuQueryArgs
+    table = TABLE  # what it answers from (site-tool parity reads these: armbench/domains/parity.py)
+    frame = staticmethod(gpu_frame)
 
     async def run(self, args: GpuQueryArgs) -> dict[str, Any]:
         return run_query(TABLE, gpu_frame(), args)
