@@ -898,7 +898,6 @@ def site_tool_parity(domain):
 
     if site_reader(domain) is None:
         return None
-    err.print(f"reading the {domain.name} site whole ...", highlight=False)
     with replicas_running([domain.replica]) as endpoints:
         return check_parity(domain, endpoints[domain.name].base_url)
 

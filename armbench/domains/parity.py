@@ -14,6 +14,8 @@ browsing solution can be derived from it). It defines:
     OUT_OF_TOOL = {"national": "No national totals"}
         # what the site shows on purpose that the tool does not hold: a reason -> a phrase of the
         # tool's description that tells the model so (checked here)
+    TOOL_ONLY = {"relevance": "the website never shows it"}   # optional
+        # tool fields no page shows on purpose -> a phrase of the tool's description that says so
     def read_site(base: str) -> list[dict]: ...
         # every row the site shows, by the tool's field names; a row the tool does not hold on
         # purpose has "out_of_tool": <a reason of OUT_OF_TOOL>. Values as the site shows them:
@@ -28,19 +30,24 @@ is on the site with the same value, to the precision the site shows.
 """
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import math
 import re
+import sys
 import time
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
+from armbench.domains import reading
 from armbench.domains.spec import Domain
 from armbench.errors import UserError
 
+STANDALONE_DROPS = re.compile(r"^from (armbench\.domains\.reading|__future__) import .*\n", re.M)
+READER_FILE = "site_reader.py"
 EXAMPLES = 3  # rows named per kind of problem; the rest are counted
 NUMBER_NOISE = re.compile(r"[,$%\s]|&nbsp;")
 MISSING_ON_SITE = object()
@@ -73,14 +80,42 @@ class Parity:
 
 
 def site_reader(domain: Domain) -> Any | None:
-    """The domain's site reader module, or None when it has none."""
-    name = f"armbench.domains.{domain.name}.site_reader"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        if error.name == name:
-            return None
-        raise
+    """The domain's site reader module (its folder's site_reader.py), or None when it has none."""
+    path = reader_path(domain)
+    if not path.is_file():
+        return None
+    name = f"armbench_site_reader_{domain.name}"
+    if name not in sys.modules:  # loaded by path: a domain may live outside armbench (ARMBENCH_DOMAINS_DIR)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def reader_path(domain: Domain) -> Path:
+    return domain.tables.directory.parent / READER_FILE
+
+
+def reader_source(domain: Domain) -> str:
+    """The reader as one standalone script, for the python sandbox (no armbench there): the reading
+    kit's text, then the reader's without its imports of the kit and of __future__ (which only
+    the first line of a script may have)."""
+    reader = site_reader(domain)
+    if reader is None:
+        raise UserError(f"domain {domain.name!r} has no site reader (armbench/domains/{domain.name}/site_reader.py)")
+    own = STANDALONE_DROPS.sub("", reader_path(domain).read_text(encoding="utf-8"))
+    return Path(reading.__file__).read_text(encoding="utf-8") + "\n\n" + own
+
+
+def tool_of(domain: Domain) -> Any:
+    """The tool the domain's site reader reads the rows of (TOOL): one that answers from rows."""
+    reader = site_reader(domain)
+    tool = next((cls for cls in domain.tool_classes() if cls.name == reader.TOOL), None) if reader else None
+    if tool is None or not hasattr(tool, "table"):
+        raise UserError(f"{domain.name}'s site reader names no tool of its that answers from rows "
+                        "(a `table` and a `frame()`)")
+    return tool
 
 
 def check_parity(domain: Domain, base: str) -> Parity:
@@ -88,10 +123,7 @@ def check_parity(domain: Domain, base: str) -> Parity:
     reader = site_reader(domain)
     if reader is None:
         raise UserError(f"domain {domain.name!r} has no site reader (armbench/domains/{domain.name}/site_reader.py)")
-    tool = next((cls for cls in domain.tool_classes() if cls.name == reader.TOOL), None)
-    if tool is None or not hasattr(tool, "table"):
-        raise UserError(f"{domain.name}'s site reader names {reader.TOOL!r}, which is not one of its tools "
-                        "that answers from rows (a `table` and a `frame()`)")
+    tool = tool_of(domain)
     parity = Parity(domain.name, reader.TOOL)
     started = time.monotonic()
     site = read_rows(reader, base, parity)
@@ -99,10 +131,13 @@ def check_parity(domain: Domain, base: str) -> Parity:
     kinds = tool.table.kinds
     rows = {key_of(row, reader.KEY): row for row in tool.frame().select(list(kinds)).to_dicts()}
     parity.tool_rows = len(rows)
-    for phrase in reader.OUT_OF_TOOL.values():
+    tool_only = getattr(reader, "TOOL_ONLY", {})
+    for phrase in [*reader.OUT_OF_TOOL.values(), *tool_only.values()]:
         if phrase not in tool.description:
-            parity.add("declared out of the tool, but the tool's description does not say so",
+            parity.add("declared out of the site or the tool, but the tool's description does not say so",
                        f"{phrase!r} is not in {reader.TOOL}'s description")
+    for name in tool_only.keys() - kinds.keys():
+        parity.add("declared as a tool field no page shows, but the tool has no such field", name)
     for key in site:
         if key not in rows:
             parity.add("on the site, not in the tool", describe(reader.KEY, key))
@@ -112,6 +147,8 @@ def check_parity(domain: Domain, base: str) -> Parity:
             parity.add("in the tool, on no page", describe(reader.KEY, key))
             continue
         for name, kind in kinds.items():
+            if name in tool_only:
+                continue
             value = shown.get(name, MISSING_ON_SITE)
             if value is MISSING_ON_SITE:
                 parity.add(f"tool field {name} is on no page", describe(reader.KEY, key))
@@ -150,7 +187,7 @@ def key_text(value: Any) -> str:
         return str(int(value))
     text = normal_text(str(value))
     number = as_decimal(text)
-    return str(number.normalize()) if number is not None and re.fullmatch(r"[\d,]+", text) else text
+    return format(number.normalize(), "f") if number is not None and re.fullmatch(r"[\d,]+", text) else text
 
 
 def describe(key: tuple[str, ...], values: tuple[str, ...]) -> str:

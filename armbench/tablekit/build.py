@@ -1,4 +1,5 @@
-"""source/<table>.csv -> data/<table>.parquet typed as domain.yaml says, and data/DATA.md.
+"""source/<table>.csv -> data/<table>.parquet typed as domain.yaml says, data/DATA.md, and the
+domain's site reader (reader.py).
 
 Cells are parsed by kinds.py: a number column is Int64 when every value is a whole number, else
 Float64; dates are Date; bools Boolean; text as written; an empty cell is null. A value that is not
@@ -14,6 +15,7 @@ from armbench.errors import UserError, read_text
 from armbench.replicas.tables import TableDir
 from armbench.tablekit import kinds
 from armbench.tablekit.csvfile import CsvTable, read_csv
+from armbench.tablekit.reader import READER_FILE, reader_text
 from armbench.tablekit.spec import FieldSpec, TableSpec
 
 DTYPES = {"date": pl.Date, "bool": pl.Boolean, "text": pl.Utf8}
@@ -24,6 +26,7 @@ def build_table(spec: TableSpec, folder: Path, tables: TableDir) -> Path:
     frame = typed_table(spec, read_csv(source), source)
     path = tables.write(frame, spec.table)
     (tables.directory / "DATA.md").write_text(data_md(spec, frame, source_note(folder)), encoding="utf-8")
+    (folder / READER_FILE).write_text(reader_text(spec), encoding="utf-8")
     return path
 
 

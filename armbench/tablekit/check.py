@@ -14,7 +14,8 @@ What it checks, in order (a check that needs an earlier one to pass is skipped w
   memory from the CSV and domain.yaml (the same work as the build, without compression) and
   compared column by column, dtypes and values; data/DATA.md is compared with the text the build
   would write; no other table lies in data/;
-- the tool's worked example runs on the table without an error.
+- when all that holds: the site reader, site_reader.py, is the text the build would write, and the
+  tool's worked example runs on the table without an error.
 Reminders that are not problems (provenance still TODO, fields without a description) are notes.
 
 This layer cannot import the registry (`armbench.domains` imports table domains, not the reverse):
@@ -33,6 +34,7 @@ from armbench.errors import UserError, read_text
 from armbench.replicas.tables import TableDir
 from armbench.tablekit.build import data_md, missing_columns, source_note, typed
 from armbench.tablekit.csvfile import CsvTable, read_csv
+from armbench.tablekit.reader import READER_FILE, reader_text
 from armbench.tablekit.spec import NAME, SPEC_FILE, TableSpec, load_spec
 
 TODO = "TODO"
@@ -126,7 +128,7 @@ def check(folder: Path, taken: Taken | None = None) -> Checked:
     built = pl.DataFrame(list(columns.values())) if len(columns) == len(spec.fields) else None
     found += data_problems(spec, folder, built, note)
     if not found:
-        found += example_problems(spec, folder)
+        found += reader_problems(spec, folder) + example_problems(spec, folder)
     found = [one_line(problem) for problem in found]
     within = f" within {', '.join(spec.entity.within)}" if spec.entity.within else ""
     summary = (f"{len(spec.fields)} fields, {csv.frame.height:,} rows, key {spec.entity.key} unique{within}, port offset "
@@ -233,15 +235,25 @@ def data_problems(spec: TableSpec, folder: Path, built: pl.DataFrame | None, not
     difference = frame_difference(built, on_disk)
     if difference:
         found.append(f"{table} is out of date with {spec.source} and {SPEC_FILE} ({difference}); {rebuild}")
-    elif read_data_md(data) != data_md(spec, built, note):
+    elif written(data / "DATA.md") != data_md(spec, built, note):
         found.append(f"{data / 'DATA.md'} is out of date with {SPEC_FILE} or source/SOURCE.md; {rebuild}")
     return found
 
 
-def read_data_md(data: Path) -> str | None:
-    path = data / "DATA.md"
+def reader_problems(spec: TableSpec, folder: Path) -> list[str]:
+    """site_reader.py against what `bench data build` would write now."""
+    path = folder / READER_FILE
+    reader = written(path)
+    if reader == reader_text(spec):
+        return []
+    state = "missing" if reader is None else f"not what the kit writes from {SPEC_FILE} (edited, or written by another version)"
+    return [f"{path} is {state}; run `bench data build --domain {spec.name}`"]
+
+
+def written(path: Path) -> str | None:
+    """A file the build writes, or None when it is missing or unreadable."""
     try:
-        return read_text(path, "DATA.md") if path.exists() else None
+        return read_text(path, path.name) if path.exists() else None
     except UserError:
         return None
 

@@ -1,7 +1,7 @@
 """`bench domain new NAME --csv FILE`: a table domain scaffolded from any CSV.
 
 It writes `<domains>/NAME/` (`__init__.py`, a commented domain.yaml, source/NAME.csv copied byte
-for byte with a SOURCE.md template, data/ built) and `<questions>/NAME/{design,heldout}.yaml`
+for byte with a SOURCE.md template, data/ and site_reader.py built) and `<questions>/NAME/{design,heldout}.yaml`
 (no questions, one commented example each, written from the data so its answer is right). Every
 check comes first and the files are written in a temporary folder moved into place at the end:
 a refused name or CSV leaves nothing behind.
@@ -47,6 +47,7 @@ from armbench.tablekit.check import TODO, Taken
 from armbench.tablekit.csvfile import read_csv
 from armbench.tablekit.draft import Draft, choose_key, draft, profile
 from armbench.tablekit.examples import SETS, example_question, question_file
+from armbench.tablekit.reader import READER_FILE
 from armbench.tablekit.spec import NAME, SPEC_FILE
 from armbench.tablekit.yamltext import example_value, flow, yaml_scalar
 
@@ -221,7 +222,7 @@ def write(d: Draft, folder: Path, questions: Path, created: dt.date) -> list[Pat
         text = question_file(d, set_name, created, example_question(d, frame, set_name))
         (questions / f"{set_name}.yaml").write_text(text, encoding="utf-8")
     return [folder / "__init__.py", folder / SPEC_FILE, folder / "source" / f"{d.name}.csv",
-            folder / "source" / "SOURCE.md", table, folder / "data" / "DATA.md",
+            folder / "source" / "SOURCE.md", table, folder / "data" / "DATA.md", folder / READER_FILE,
             *(questions / f"{set_name}.yaml" for set_name in SETS)]
 
 

@@ -149,7 +149,7 @@ def test_cities_is_scaffolded_as_the_walkthrough_expects(roots):
     assert sorted(p.relative_to(roots[0].parent).as_posix() for p in made.written) == sorted([
         "domains/cities/__init__.py", "domains/cities/domain.yaml", "domains/cities/source/cities.csv",
         "domains/cities/source/SOURCE.md", "domains/cities/data/cities.parquet", "domains/cities/data/DATA.md",
-        "questions/cities/design.yaml", "questions/cities/heldout.yaml"])
+        "domains/cities/site_reader.py", "questions/cities/design.yaml", "questions/cities/heldout.yaml"])
     assert all(path.exists() for path in made.written)
     assert (folder / "__init__.py").read_text() == INIT.format(name="cities")
     assert (folder / "source" / "cities.csv").read_bytes() == CITIES.read_bytes()
@@ -330,14 +330,14 @@ def test_bench_domain_new_then_check(tmp_path):
     made = bench(tmp_path, "domain", "new", "cities", "--csv", str(CITIES))
     assert made.returncode == 0, made.stderr
     lines = made.stdout.splitlines()
-    assert lines[:8] == [f"wrote {path}" for path in (
+    assert lines[:9] == [f"wrote {path}" for path in (
         "domains/cities/__init__.py", "domains/cities/domain.yaml", "domains/cities/source/cities.csv",
         "domains/cities/source/SOURCE.md", "domains/cities/data/cities.parquet", "domains/cities/data/DATA.md",
-        "questions/cities/design.yaml", "questions/cities/heldout.yaml")]
-    assert lines[8].startswith("cities: 40 rows; fields name text, country text, population number,")
+        "domains/cities/site_reader.py", "questions/cities/design.yaml", "questions/cities/heldout.yaml")]
+    assert lines[9].startswith("cities: 40 rows; fields name text, country text, population number,")
     free = Taken.of(DOMAINS.values()).free_offset()  # the smallest offset no built-in domain has
-    assert lines[8].endswith(f"; key name; port offset {free}")
-    steps = "\n".join(lines[9:])
+    assert lines[9].endswith(f"; key name; port offset {free}")
+    steps = "\n".join(lines[10:])
     for step in ("bench domain check cities", "bench questions verify", "bench questions freeze",
                  "bench run --domain cities --arm all --model scripted/oracle"):
         assert step in steps

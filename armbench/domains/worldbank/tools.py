@@ -5,6 +5,7 @@ without paging, a ranked year with ties); each description is the model-facing s
 """
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any
 
 import polars as pl
@@ -14,6 +15,7 @@ from armbench.domains.worldbank import TABLES, lookup
 from armbench.domains.worldbank.api.catalog import Economy, catalog
 from armbench.domains.worldbank.lookup import ValueFilter
 from armbench.tools.base import Tool, ToolError
+from armbench.tools.table_query import TableFields
 
 MAX_ECONOMIES = 40
 MAX_ECONOMY_YEARS = 800  # keeps a get_series result well under the tool result size limit
@@ -159,6 +161,38 @@ income", "lending_type": "Not classified"}}, ...]}}"""
         }
 
 
+# The rows the tools answer from (site-tool parity reads these: armbench/domains/parity.py).
+VALUES = TableFields(
+    kinds={"indicator": "string", "indicator_name": "string", "economy": "string",
+           "name": "string", "region": "string", "income_group": "string",
+           "lending_type": "string", "year": "number", "value": "number"},
+    default_fields=("indicator", "economy", "name", "year", "value"),
+    tie=("indicator", "economy", "year"),
+    examples={"string": "KEN", "number": 2020},
+    noun="economy-year value",
+)
+
+
+@cache
+def values_frame() -> pl.DataFrame:
+    """Every indicator x economy with data x year of the source, the value null where none is
+    published: the grid the API's data endpoint serves, and what get_series and rank_year look up
+    (as values or as missing), with the economy fields list_economies returns."""
+    data = catalog()
+    economies = pl.DataFrame([
+        {"economy": e.code, "name": e.name.strip(), "region": e.region.name.strip(),
+         "income_group": e.income_level.name, "lending_type": e.lending_type.name}
+        for e in map(data.economies.get, data.data_economies)
+    ])
+    indicators = pl.DataFrame({"indicator": [i.code for i in data.indicators.values()],
+                               "indicator_name": [i.name for i in data.indicators.values()]})
+    years = pl.DataFrame({"year": list(data.years)})
+    values = TABLES.load("wb_values").select(
+        "indicator", pl.col("country").alias("economy"), pl.col("year").cast(pl.Int64), "value")
+    grid = indicators.join(economies, how="cross").join(years, how="cross")
+    return grid.join(values, on=["indicator", "economy", "year"], how="left").select(list(VALUES.kinds))
+
+
 class GetSeries(Tool):
     name = "get_series"
     description = f"""\
@@ -183,6 +217,8 @@ Example: {{"indicator": "SP.POP.TOTL", "economies": ["CAN", "Mexico"], "start_ye
 ..., "year": 2020, ...}}, {{"economy": "MEX", "name": "Mexico", "year": 2019, ...}}, ...], \
 "matched": 4, "missing": []}}"""
     Args = GetSeriesArgs
+    table = VALUES  # what it answers from (site-tool parity reads these: armbench/domains/parity.py)
+    frame = staticmethod(values_frame)
 
     async def run(self, args: GetSeriesArgs) -> dict[str, Any]:
         indicator = lookup.indicator(args.indicator)

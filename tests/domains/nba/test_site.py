@@ -16,6 +16,7 @@ from markupsafe import escape
 
 from armbench.domains.nba import TABLES
 from armbench.domains.nba.site.app import create_app
+from armbench.domains.nba.site.fields import fraction as site_fraction
 from tests.fuzz.hostile import FUZZ, hostile_value
 from tests.support.site_pages import check_error_page, row_value
 
@@ -91,6 +92,8 @@ def test_seasons_index_links_every_season_newest_first(site):
     assert [int(s) for s, _ in links] == seasons
     assert all(text == label(int(s)) for s, text in links)
     assert ("2000", "1999-00") in links and ("2021", "2020-21") in links
+    totals = re.findall(r'<a href="/leagues/NBA_(\d{4})_totals\.html">totals</a>', html)
+    assert [int(s) for s in totals] == seasons
 
 
 # ---- season pages ---------------------------------------------------------------------------
@@ -108,6 +111,11 @@ def test_season_page_has_every_row_of_the_season_exactly_as_the_contract_says(si
     assert "Kristaps Porziņģis" in html and "Luka Dončić" in html
     assert re.search(r'<th scope="row"><a href="/players/[a-z]/[a-z0-9]+\.html">[^<]+</a></th><td>[^<]+</td>'
                      r"<td>\d+</td><td>TOT</td>", html)
+
+
+def test_season_page_links_its_totals_page(site):
+    html = site.get("/leagues/NBA_2021_per_game.html").text
+    assert '<a href="/leagues/NBA_2021_totals.html">2020-21 totals</a>' in html
 
 
 def test_season_header_links_sort_each_column(site):
@@ -187,6 +195,100 @@ def test_empty_sort_and_unknown_parameters_mean_the_default(site):
 @pytest.mark.parametrize("season", ["1949", "2022", "0", "02021", "２０２１", "x", "-2021", "2021.0", "9" * 30])
 def test_unknown_season_is_a_404_page(site, season):
     check_error_page(site, f"/leagues/NBA_{quote(season)}_per_game.html", 404, "No NBA season ends in", FOOTER)
+
+
+# ---- totals pages ---------------------------------------------------------------------------
+
+TOTALS_SORT_KEYS = ["player", "pos", "age", "team", "teams", "g", "fg_pct", "fg3_pct", "ft_pct", "trb", "ast",
+                    "stl", "blk", "pts", "id"]
+TOTALS_FIELDS = ["player", "pos", "age", "team", "teams", "games", "fg_percent", "x3p_percent", "ft_percent", "trb",
+                 "ast", "stl", "blk", "pts", "seas_id"]
+
+
+def fraction(value: float | None) -> str:
+    """.452 as Basketball-Reference writes a shooting percentage (1.000 for a perfect one)."""
+    if value is None:
+        return ""
+    return f"{value:.3f}".removeprefix("0")
+
+
+def expected_totals_row(r: dict) -> str:
+    cells = [fraction(r[name]) if name.endswith("_percent") else text(r[name]) for name in TOTALS_FIELDS[1:]]
+    return (f'<tr><th scope="row">{linked(r["player"], r["bref_id"])}</th>'
+            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+
+
+def test_totals_page_has_every_row_of_the_season_with_totals_shooting_teams_and_row_id(site):
+    html = site.get("/leagues/NBA_2021_totals.html").text
+    assert h1(html) == "2020-21 NBA Player Stats: Totals"
+    assert html.count("<table") == 1
+    assert '<a href="/leagues/NBA_2021_per_game.html">' in html
+    headers = re.findall(r'<th scope="col"><a href="\?sort=(\w+)&order=(?:asc|desc)">([^<]+)</a></th>', html)
+    assert headers == list(zip(TOTALS_SORT_KEYS, ["Player", "Pos", "Age", "Tm", "Teams", "G", "FG%", "3P%", "FT%",
+                                                  "TRB", "AST", "STL", "BLK", "PTS", "Row id"]))
+    rows = season_rows(html)
+    expected = SEASONS.filter(pl.col("season") == 2021)
+    assert len(rows) == expected.height == 540
+    assert sorted(rows) == sorted(expected_totals_row(r) for r in expected.iter_rows(named=True))
+    points = [int(v) for v in column(rows, 12)]
+    assert points == sorted(points, reverse=True) and "Sorted by total points, highest first" in html
+
+
+def test_a_traded_players_totals_row_names_his_teams(site):
+    traded = SEASONS.filter(pl.col("traded") & (pl.col("season") == 2021)).row(0, named=True)
+    html = site.get("/leagues/NBA_2021_totals.html").text
+    row = expected_totals_row(traded)
+    assert row in html
+    assert f"<td>TOT</td><td>{escape(traded['teams'])}</td>" in row and ", " in traded["teams"]
+
+
+def test_shooting_percentages_read_as_basketball_reference_writes_them():
+    assert [site_fraction(v) for v in (0.452, 0.0, 1.0, 0.05, None)] == [".452", ".000", "1.000", ".050", ""]
+
+
+def test_totals_of_players_without_a_page_and_of_early_seasons(site):
+    for r in SEASONS.filter(pl.col("bref_id").is_null()).iter_rows(named=True):
+        html = site.get(f"/leagues/NBA_{r['season']}_totals.html").text
+        assert f'<th scope="row">{escape(r["player"])}</th>' in html and expected_totals_row(r) in html
+    rows = season_rows(site.get("/leagues/NBA_1970_totals.html").text)
+    assert all(cells[10] == cells[11] == "" for cells in (re.findall(r"<td>([^<]*)</td>", r) for r in rows))
+
+
+@pytest.mark.parametrize("order", ["asc", "desc"])
+@pytest.mark.parametrize("key", TOTALS_SORT_KEYS)
+def test_every_totals_column_sorts_both_ways_with_unknowns_last(site, key, order):
+    rows = season_rows(site.get(f"/leagues/NBA_1980_totals.html?sort={key}&order={order}").text)
+    frame = SEASONS.filter(pl.col("season") == 1980)  # 1980: the first season with threes, blocks known
+    name = TOTALS_FIELDS[TOTALS_SORT_KEYS.index(key)]
+    values = frame[name].to_list()
+    known = [v for v in values if v is not None]
+    expected = sorted(known, key=lambda v: v.lower() if isinstance(v, str) else v, reverse=order == "desc")
+    show = fraction if name.endswith("_percent") else text
+    expected = [show(v) for v in expected] + [""] * (len(values) - len(known))
+    if key == "player":
+        shown = [re.sub(r"<[^>]+>", "", re.match(r'<tr><th scope="row">(.*?)</th>', r).group(1)) for r in rows]
+    else:
+        shown = column(rows, TOTALS_SORT_KEYS.index(key) - 1)
+    assert shown == expected, (key, order)
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "message"),
+    [
+        ("sort=mp", 400, "Cannot sort by 'mp'"),
+        ("sort=fg%", 400, "Cannot sort by 'fg%'"),
+        ("sort=id&order=up", 400, "Unknown order 'up'"),
+        ("page=0", 400, "Page must be a whole number"),
+        ("page=2", 404, "a season's table is one page"),
+    ],
+)
+def test_bad_totals_query_is_an_error_page(site, query, status, message):
+    check_error_page(site, f"/leagues/NBA_2021_totals.html?{query}", status, message, FOOTER)
+
+
+@pytest.mark.parametrize("season", ["1949", "2022", "02021", "x", "9" * 30])
+def test_unknown_totals_season_is_a_404_page(site, season):
+    check_error_page(site, f"/leagues/NBA_{quote(season)}_totals.html", 404, "No NBA season ends in", FOOTER)
 
 
 # ---- player index ---------------------------------------------------------------------------
@@ -357,8 +459,9 @@ def test_unknown_draft_year_is_a_404_page(site, year):
 
 # ---- fuzz -----------------------------------------------------------------------------------
 
-REAL = ["2021", "2015", "1950", "p", "e", "porzikr01", "edwaran01", "walkebr01", "NBA", *SORT_KEYS, "asc", "desc"]
-ROUTES = ["/leagues/NBA_{}_per_game.html", "/players/{}/", "/players/{}/{}.html", "/draft/NBA_{}.html",
+REAL = ["2021", "2015", "1950", "p", "e", "porzikr01", "edwaran01", "walkebr01", "NBA", *SORT_KEYS, "fg_pct", "id",
+        "asc", "desc"]
+ROUTES = ["/leagues/NBA_{}_per_game.html", "/leagues/NBA_{}_totals.html", "/players/{}/", "/players/{}/{}.html", "/draft/NBA_{}.html",
           "/leagues/", "/players/", "/draft/", "/", "/healthz", "/{}", "/leagues/{}", "/draft/{}"]
 token = st.one_of(st.sampled_from(REAL), hostile_value)
 path = st.tuples(st.sampled_from(ROUTES), st.lists(token, min_size=2, max_size=2), st.booleans()).map(

@@ -9,9 +9,10 @@ Routes (stable URLs):
 - `/daf/application/{appl_no}` (six digits, e.g. 000004): the application's type, company and
   original approval, its products, and its submission history (action date, submission, action,
   classification, review priority, orphan status), newest first.
-- `/daf/reports/`: the months with a report; `/daf/reports/{YYYY}/{MM}`: that month's original
-  approvals (each application's first ORIG approval) and original tentative approvals, with
-  submission classification and review priority.
+- `/daf/reports/`: the months with a report, then the original approvals without a date (in no
+  month), as a report lists them; `/daf/reports/{YYYY}/{MM}`: that month's original approvals (each
+  application's first ORIG approval) and original tentative approvals, with submission
+  classification and review priority.
 A path value is looked up in what `catalog()` prepared (ASCII, bounded); anything else is a 404
 page, and a query string the site cannot honour a 400 page.
 """
@@ -49,6 +50,7 @@ def create_app() -> FastAPI:
     years: dict[int, list[int]] = {}
     for year, month in sorted(data.months, reverse=True):
         years.setdefault(year, []).insert(0, month)
+    undated = Markup("\n").join(data.undated_rows())
 
     @app.get("/daf/", response_class=HTMLResponse)
     def home(request: Request) -> Response:
@@ -87,7 +89,7 @@ def create_app() -> FastAPI:
 
     @app.get("/daf/reports/", response_class=HTMLResponse)
     def reports(request: Request) -> Response:
-        return templates.TemplateResponse(request, "reports.html", {"years": years})
+        return templates.TemplateResponse(request, "reports.html", {"years": years, "undated": undated})
 
     @app.get("/daf/reports/{year}/{month}", response_class=HTMLResponse)
     def report(request: Request, year: str, month: str) -> Response:

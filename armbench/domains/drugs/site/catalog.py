@@ -29,6 +29,8 @@ from armbench.domains.drugs.site.fields import (
 )
 
 APPLICATION = ["appl_no", "appl_type", "sponsor_name"]
+ACTION_COLUMNS = ["appl_no", "appl_type", "sponsor_name", "drug_name", "active_ingredient", "date", "submission_no",
+                  "classification", "review_priority", "status"]
 
 
 @dataclass(frozen=True)
@@ -61,16 +63,16 @@ class Catalog:
     search: Search
     actions: pl.DataFrame  # the monthly reports' rows (`monthly_actions`), by date
     months: dict[tuple[int, int], slice]  # (year, month) with an action -> its rows of `actions`
+    undated: pl.DataFrame  # the original approvals without a date, in no month (`undated_approvals`)
     latest_action: date
 
     def report_rows(self, month: tuple[int, int]) -> list[Markup]:
         """A month's report, by date then drug name ([] for a month without actions)."""
-        return [row(a["date"].isoformat(), [
-            cell(a["drug_name"]),
-            application_link(a["appl_type"], a["appl_no"], f" {submission_label('ORIG', a['submission_no'])}"),
-            cell(a["active_ingredient"]), cell(a["sponsor_name"]), cell(a["classification"]),
-            cell(a["review_priority"]), ACTIONS[a["status"]],
-        ]) for a in self.actions[self.months.get(month, slice(0, 0))].iter_rows(named=True)]
+        return action_rows(self.actions[self.months.get(month, slice(0, 0))])
+
+    def undated_rows(self) -> list[Markup]:
+        """The original approvals without a date, in no month's report, as a report shows them."""
+        return action_rows(self.undated)
 
     def application(self, appl_no: str) -> Application | None:
         index = self.application_rows.get(appl_no)
@@ -123,24 +125,44 @@ def application_table(applications: pl.DataFrame, products: pl.DataFrame, submis
             .sort("appl_no"))
 
 
+def action_rows(actions: pl.DataFrame) -> list[Markup]:
+    """Report rows: date (empty when unknown), drug, submission (linking the application), ingredients,
+    company, classification, review priority and action."""
+    return [row(cell(a["date"]), [
+        cell(a["drug_name"]),
+        application_link(a["appl_type"], a["appl_no"], f" {submission_label('ORIG', a['submission_no'])}"),
+        cell(a["active_ingredient"]), cell(a["sponsor_name"]), cell(a["classification"]),
+        cell(a["review_priority"]), ACTIONS[a["status"]],
+    ]) for a in actions.iter_rows(named=True)]
+
+
 def monthly_actions(applications: pl.DataFrame, submissions: pl.DataFrame, approvals: pl.DataFrame,
                     summary: pl.DataFrame) -> pl.DataFrame:
     """The reports' rows: each application's original approval (as drug_approvals has it) and every
-    original tentative approval, by date, then drug name; actions without a date are in no month."""
-    columns = ["appl_no", "appl_type", "sponsor_name", "drug_name", "active_ingredient", "date", "submission_no",
-               "classification", "review_priority", "status"]
-    approved = approvals.with_columns(pl.col("approval_date").alias("date"), pl.lit("AP").alias("status"),
-                                      pl.col("chemical_type").alias("classification")).select(columns)
+    original tentative approval, by date, then drug name; actions without a date are in no month
+    (the original approvals among them: `undated_approvals`)."""
+    approved = approval_actions(approvals)
     tentative = (submissions.filter((pl.col("submission_type") == "ORIG") & (pl.col("submission_status") == "TA"))
                  .join(applications.select(APPLICATION), on="appl_no", how="left")
                  .join(summary, on="appl_no", how="left")
                  .with_columns(pl.col("submission_status_date").alias("date"),
                                pl.col("submission_status").alias("status"),
                                pl.col("submission_class_description").alias("classification"))
-                 .select(columns))
+                 .select(ACTION_COLUMNS))
     return (pl.concat([approved, tentative]).filter(pl.col("date").is_not_null())
             .sort("date", "drug_name", "appl_no", nulls_last=True)
             .with_columns(pl.col("date").dt.year().alias("year"), pl.col("date").dt.month().alias("month")))
+
+
+def approval_actions(approvals: pl.DataFrame) -> pl.DataFrame:
+    """Original approvals as report rows (`ACTION_COLUMNS`)."""
+    return approvals.with_columns(pl.col("approval_date").alias("date"), pl.lit("AP").alias("status"),
+                                  pl.col("chemical_type").alias("classification")).select(ACTION_COLUMNS)
+
+
+def undated_approvals(approvals: pl.DataFrame) -> pl.DataFrame:
+    """The original approvals the data files give no date (so no month lists them), by application."""
+    return approval_actions(approvals.filter(pl.col("approval_date").is_null()).sort("appl_no"))
 
 
 def month_spans(actions: pl.DataFrame) -> dict[tuple[int, int], slice]:
@@ -179,5 +201,6 @@ def catalog() -> Catalog:
         search=search_rows(applications, products),
         actions=actions,
         months=month_spans(actions),
+        undated=undated_approvals(approvals),
         latest_action=submissions["submission_status_date"].max(),
     )

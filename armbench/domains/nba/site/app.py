@@ -4,6 +4,9 @@ Routes (Basketball-Reference's shapes):
 - `/` redirects to `/leagues/`, the seasons index; `/healthz` (JSON: replica name and data hash).
 - `/leagues/NBA_{season}_per_game.html`: every player of a season in one per-game table,
   `?sort={column}&order={asc|desc}` (default: points per game, highest first).
+- `/leagues/NBA_{season}_totals.html`: the same players' season totals (points, rebounds, assists,
+  steals, blocks), shooting percentages, a traded player's teams and the source's row id; sorted
+  the same way (default: points, highest first).
 - `/players/`, `/players/{letter}/`: the player index by the first letter of the player's id.
 - `/players/{letter}/{bref_id}.html`: bio, first NBA draft pick, one row per NBA season.
 - `/draft/`, `/draft/NBA_{year}.html`: each NBA draft's picks (no statistics).
@@ -11,6 +14,7 @@ A path value is looked up in what `catalog()` prepared (ASCII, bounded); anythin
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from string import ascii_lowercase
 
@@ -20,9 +24,16 @@ from markupsafe import Markup
 from starlette.exceptions import HTTPException
 
 from armbench.domains.nba import TABLES
-from armbench.domains.nba.site.catalog import catalog
-from armbench.domains.nba.site.fields import SEASON_COLUMNS, parse_season_query, season_label
-from armbench.replicas.web.listing import BadQuery, whole_number
+from armbench.domains.nba.site.catalog import Season, catalog
+from armbench.domains.nba.site.fields import (
+    SEASON_COLUMNS,
+    TOTALS_COLUMNS,
+    SeasonQuery,
+    parse_season_query,
+    parse_totals_query,
+    season_label,
+)
+from armbench.replicas.web.listing import BadQuery, Column, whole_number
 from armbench.replicas.web.pages import create_site
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -41,23 +52,34 @@ def create_app() -> FastAPI:
     def leagues(request: Request) -> Response:
         return templates.TemplateResponse(request, "leagues.html", {"seasons": season_links})
 
-    @app.get("/leagues/NBA_{season}_per_game.html", response_class=HTMLResponse)
-    def season_page(request: Request, season: str) -> Response:
+    def season_table(request: Request, season: str, pages: dict[int, Season],
+                     parse: Callable[[Mapping[str, str]], SeasonQuery], columns: tuple[Column, ...],
+                     template: str) -> Response:
+        """A season's per-game or totals page: 404 for a season the site does not hold, 400 for a
+        query it cannot honour."""
         number = whole_number(season, max_digits=4)
-        page = data.seasons.get(number) if number is not None else None
+        page = pages.get(number) if number is not None else None
         if page is None:
             raise HTTPException(404, f"No NBA season ends in {season[:40]!r}: this site holds the seasons "
                                      f"{seasons_held}. See the list at /leagues/.")
         try:
-            query = parse_season_query(request.query_params)
+            query = parse(request.query_params)
         except BadQuery as exc:
             raise HTTPException(400, str(exc)) from None
         if query.page != 1:
             raise HTTPException(404, f"Page {query.page} does not exist: a season's table is one page.")
         rows = page.rows[(query.sort, query.order)]
-        context = {"season": page, "number": number, "query": query, "columns": SEASON_COLUMNS,
+        context = {"season": page, "number": number, "query": query, "columns": columns,
                    "rows": Markup("\n").join(rows), "count": len(rows)}
-        return templates.TemplateResponse(request, "season.html", context)
+        return templates.TemplateResponse(request, template, context)
+
+    @app.get("/leagues/NBA_{season}_per_game.html", response_class=HTMLResponse)
+    def season_page(request: Request, season: str) -> Response:
+        return season_table(request, season, data.seasons, parse_season_query, SEASON_COLUMNS, "season.html")
+
+    @app.get("/leagues/NBA_{season}_totals.html", response_class=HTMLResponse)
+    def totals_page(request: Request, season: str) -> Response:
+        return season_table(request, season, data.totals, parse_totals_query, TOTALS_COLUMNS, "totals.html")
 
     @app.get("/players/", response_class=HTMLResponse)
     def players_index(request: Request) -> Response:

@@ -1,5 +1,5 @@
 """Every page's content, prepared once per process (the tables are small): a request only looks a
-key up and, on a season page, picks one of the orders computed here.
+key up and, on a season's per-game or totals page, picks one of the orders computed here.
 
 Table rows are HTML already (`fields.row`), in the exact shape the site's scrapers read.
 """
@@ -16,6 +16,7 @@ from armbench.domains.nba.data.build import first_nba_picks
 from armbench.domains.nba.site.fields import (
     DASH,
     SEASON_COLUMNS,
+    TOTALS_COLUMNS,
     cell,
     draft_line,
     height,
@@ -23,6 +24,7 @@ from armbench.domains.nba.site.fields import (
     row,
     season_label,
 )
+from armbench.replicas.web.listing import Column
 
 ORDERS = ("asc", "desc")
 
@@ -42,24 +44,25 @@ class Player:
 
 @dataclass(frozen=True)
 class Catalog:
-    seasons: dict[int, Season]  # newest first
+    seasons: dict[int, Season]  # newest first: the per-game pages
+    totals: dict[int, Season]  # the same seasons' totals pages
     letters: dict[str, list[Markup]]  # a letter that has players -> their index rows, by id
     players: dict[str, Player]  # by Basketball-Reference id
     drafts: dict[int, list[Markup]]  # NBA draft year, newest first -> picks in draft order
 
 
-def season_pages(seasons: pl.DataFrame) -> dict[int, Season]:
-    """Each season's rows in every (column, order); unknowns last, ties by player name."""
+def season_pages(seasons: pl.DataFrame, columns: tuple[Column, ...] = SEASON_COLUMNS) -> dict[int, Season]:
+    """Each season's rows of `columns` in every (column, order); unknowns last, ties by player name."""
     frame = seasons.with_row_index("row").with_columns(pl.col("player").str.to_lowercase().alias("tie"))
     rendered = [
-        row(SEASON_COLUMNS[0].cell(r), [column.cell(r) for column in SEASON_COLUMNS[1:]])
+        row(columns[0].cell(r), [column.cell(r) for column in columns[1:]])
         for r in seasons.iter_rows(named=True)
     ]
     pages: dict[int, Season] = {
         season: Season(season_label(season), {})
         for season in sorted(frame["season"].unique().to_list(), reverse=True)
     }
-    for column in SEASON_COLUMNS:
+    for column in columns:
         key = pl.col(column.sort_column)
         if column.kind == "text":
             key = key.str.to_lowercase()
@@ -123,6 +126,7 @@ def catalog() -> Catalog:
     draft = TABLES.load("nba_draft_picks")
     return Catalog(
         seasons=season_pages(seasons),
+        totals=season_pages(seasons, TOTALS_COLUMNS),
         letters=letter_pages(players),
         players=player_pages(players, seasons, draft),
         drafts=draft_pages(draft, set(players["bref_id"].to_list())),

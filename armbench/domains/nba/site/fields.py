@@ -1,5 +1,5 @@
-"""How the NBA site writes its values: cells, season labels, heights, draft lines, and the season
-table's sortable columns (`?sort=&order=` of a season page).
+"""How the NBA site writes its values: cells, season labels, heights, draft lines, and the sortable
+columns (`?sort=&order=`) of a season's two tables, per game and totals.
 
 A cell is HTML (escaped text, or a link): rows are joined once when the site starts, so a page
 request only picks an order. Unknown values are empty cells and sort last either way.
@@ -23,11 +23,22 @@ def cell(value: object) -> str:
     YYYY-MM-DD, text escaped; null is empty."""
     if value is None:
         return ""
+    if isinstance(value, int):
+        return str(value)  # digits: nothing to escape (and escaping 22,452 rows' numbers is slow)
     if isinstance(value, float):
         return f"{value:.1f}"
     if isinstance(value, date):
         return value.isoformat()
     return str(escape(value))
+
+
+def fraction(value: float | None) -> str:
+    """A shooting percentage as Basketball-Reference writes it, a fraction to three decimals without
+    the leading zero: 0.452 -> ".452", 1.0 -> "1.000"; null is empty."""
+    if value is None:
+        return ""
+    shown = f"{value:.3f}"
+    return shown[1:] if shown.startswith("0") else shown
 
 
 def season_label(season: int) -> str:
@@ -92,6 +103,28 @@ SEASON_COLUMNS: tuple[Column, ...] = (
 )
 
 
+def _fraction(name: str):
+    return lambda r: fraction(r[name])
+
+
+# The totals page's columns, in table order (Basketball-Reference's, limited to what the tables
+# hold): the season's totals, steals, blocks, shooting, a traded player's teams and the row id.
+TOTALS_COLUMNS: tuple[Column, ...] = (
+    *SEASON_COLUMNS[:4],
+    Column("teams", "Teams", "teams", "teams", "text", _text("teams")),
+    SEASON_COLUMNS[4],
+    Column("fg_pct", "FG%", "field goal percentage", "fg_percent", "number", _fraction("fg_percent")),
+    Column("fg3_pct", "3P%", "three-point percentage", "x3p_percent", "number", _fraction("x3p_percent")),
+    Column("ft_pct", "FT%", "free throw percentage", "ft_percent", "number", _fraction("ft_percent")),
+    Column("trb", "TRB", "total rebounds", "trb", "number", _text("trb")),
+    Column("ast", "AST", "total assists", "ast", "number", _text("ast")),
+    Column("stl", "STL", "steals", "stl", "number", _text("stl")),
+    Column("blk", "BLK", "blocks", "blk", "number", _text("blk")),
+    Column("pts", "PTS", "total points", "pts", "number", _text("pts")),
+    Column("id", "Row id", "row id", "seas_id", "number", _text("seas_id")),
+)
+
+
 @dataclass(frozen=True)
 class SeasonQuery(ListQuery):
     """A season page's query: `sort` (a column key), `order` (asc | desc); `page` is 1 (the table
@@ -118,3 +151,15 @@ def parse_season_query(params: Mapping[str, str]) -> SeasonQuery:
     """The season page's query string; BadQuery (a 400 page) for a sort or order it cannot honour.
     Other parameters are ignored."""
     return SeasonQuery(**SeasonQuery.parse_common(params))
+
+
+@dataclass(frozen=True)
+class TotalsQuery(SeasonQuery):
+    """A totals page's query: as a season page's, over the totals columns."""
+
+    COLUMNS = {column.key: column for column in TOTALS_COLUMNS}
+
+
+def parse_totals_query(params: Mapping[str, str]) -> TotalsQuery:
+    """The totals page's query string, read as a season page's."""
+    return TotalsQuery(**TotalsQuery.parse_common(params))

@@ -1,0 +1,53 @@
+"""Reads the FDIC replica into `bank_failure_query` rows (the contract: armbench/domains/parity.py).
+
+Pages read, and why:
+- every page of BankFind, `/bankfind?page={n}` (42 of 100): it lists both failures and assistance
+  transactions, so its links name every bank page; the Failed Bank List holds failures only.
+- every bank page, `/bank/{fdic_id}` (4,114): the only page that shows a transaction's resolution
+  date, charter class, bank number, acquirer location, cost date, uninsured deposits, comments and
+  record id, and it shows every other field too, so the lists' own cells add nothing.
+
+Standard library and the reading kit (armbench/domains/reading.py) only: in the python sandbox,
+where armbench is not installed, it runs after the kit's text (`parity.reader_source`).
+"""
+from __future__ import annotations
+
+import re
+
+from armbench.domains.reading import fetch, labelled_lines
+
+TOOL = "bank_failure_query"
+KEY = ("fdic_id",)
+OUT_OF_TOOL: dict[str, str] = {}
+
+NOT_AVAILABLE = "Not available"  # how a bank page shows a value the record lacks
+FIELDS = {  # a bank page's label -> the tool field it shows
+    "Bank name": "bank_name", "City": "city", "State": "state", "FDIC certificate number (Cert)": "cert",
+    "Charter class": "charter_class", "Bank number": "bank_no", "Resolution type": "resolution_type",
+    "Effective date": "fail_date", "Resolution date": "resolution_date", "Transaction type": "transaction_type",
+    "Insurance fund": "insurance_fund", "Fund (FIN)": "fin", "Acquiring institution": "acquirer_name",
+    "Total assets": "total_assets_thousands", "Total deposits": "total_deposits_thousands",
+    "Estimated loss": "estimated_loss_thousands", "Estimated loss as of": "cost_as_of",
+    "Uninsured deposits": "uninsured_deposits", "Comments": "comments", "FDIC record id": "fdic_id",
+}
+BANK_LINK = re.compile(r'<th scope="row"><a href="(/bank/\d+)">')
+PAGES = re.compile(r"<p>Page 1 of (\d+)</p>")
+YEAR = re.compile(r'<a href="/bankfind\?state=[^"]*">[^<]*, (\d{4})</a>')  # the breadcrumb: "PA, 1934"
+
+
+def read_site(base: str) -> list[dict]:
+    first = fetch(f"{base}/bankfind")
+    pages = [first] + [fetch(f"{base}/bankfind?page={n}") for n in range(2, int(PAGES.search(first).group(1)) + 1)]
+    return [bank_page(fetch(base + href)) for page in pages for href in BANK_LINK.findall(page)]
+
+
+def bank_page(page: str) -> dict:
+    """One transaction's every tool field, from its labelled lines and its breadcrumb's year."""
+    shown = labelled_lines(page)
+    row = {field: None if shown[label] == NOT_AVAILABLE else shown[label] for label, field in FIELDS.items()}
+    # the site words the resolution "Failure" / "Assistance"; the tool codes it in capitals
+    row["resolution_type"] = row["resolution_type"].upper()
+    row["fail_year"] = YEAR.search(page).group(1)
+    location = shown["Acquirer location"]  # "CITY, ST": the acquirer's city and state on one line
+    city, state = (None, None) if location == NOT_AVAILABLE else location.rsplit(", ", 1)
+    return row | {"acquirer_city": city, "acquirer_state": state}

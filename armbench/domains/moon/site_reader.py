@@ -1,0 +1,113 @@
+"""The moon domain's site reader: its replica website read into the rows of planetary_feature_query
+(the contract: armbench/domains/parity.py).
+
+It reads the list pages (/features, 100 rows each) for the entities' addresses, then every entity's
+page (/features/<target>/<feature_name>): the list shows feature_name, target, feature_type,
+diameter_km, approval_year; center_lat, center_lon, approval_date, origin, is_satellite_feature,
+name_in_brackets are on an entity's page only.
+
+Written by `bench data build --domain moon` from domain.yaml (armbench/tablekit/reader.py), and
+checked by `bench domain check moon`: edit domain.yaml, not this file.
+"""
+from __future__ import annotations
+
+import html
+import http.client
+import re
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+TOOL = 'planetary_feature_query'
+KEY = ('target', 'feature_name')
+OUT_OF_TOOL: dict[str, str] = {}  # the site shows the tool's rows only
+
+LIST = '/features'  # the list, by feature_name, 100 rows a page
+# Each field as the pages show it, in their order: (name, label, text after a value, a missing value's
+# text, whether it is a yes/no)
+FIELDS = (
+    ('feature_name', 'Feature name', '', '—', False),
+    ('target', 'Target', '', '—', False),
+    ('diameter_km', 'Diameter', ' km', '—', False),
+    ('center_lat', 'Center latitude', ' degrees', '—', False),
+    ('center_lon', 'Center longitude', ' degrees', '—', False),
+    ('feature_type', 'Feature type', '', '—', False),
+    ('approval_date', 'Approval date', '', '—', False),
+    ('origin', 'Origin', '', '—', False),
+    ('approval_year', 'Approval year', '', '— (no approval date ("-"))', False),
+    ('is_satellite_feature', 'Satellite feature', '', '—', True),
+    ('name_in_brackets', 'Name in brackets (dropped or not approved)', '', '—', True),
+)
+YES_NO = {'yes': True, 'no': False}
+WORKERS = 4  # threads reading pages, each over one kept-alive connection
+TIMEOUT = 30  # seconds a page may take
+
+PAGE_COUNT = re.compile(r"<p>Page 1 of (\d+)</p>")
+
+LINK = re.compile(r'<th scope="row"><a href="([^"]*)">')
+LINE = re.compile(r'<tr>\s*<th scope="row">(.*?)</th>\s*<td>(.*?)</td>\s*</tr>', re.S)
+
+
+def read_site(base: str) -> list[dict]:
+    """Every entity's page, found through the list pages."""
+    paths = [html.unescape(path) for page in list_pages(base) for path in LINK.findall(page)]
+    rows = []
+    for path, page in zip(paths, read_pages(base, paths)):
+        lines = LINE.findall(page)
+        check_labels(base + path, [label for label, _ in lines])
+        rows.append(row([cell for _, cell in lines]))
+    return rows
+
+
+def list_pages(base: str) -> list[str]:
+    first = read_pages(base, [LIST])[0]
+    count = PAGE_COUNT.search(first)
+    if count is None:
+        raise ValueError(f"{base}{LIST} shows no page count: is it the moon site?")
+    return [first, *read_pages(base, [f"{LIST}?page={number}" for number in range(2, int(count[1]) + 1)])]
+
+
+def check_labels(url: str, labels: list[str]) -> None:
+    """The page heads its values as this reader expects, else the site changed since it was written."""
+    shown, expected = [html.unescape(label) for label in labels], [field[1] for field in FIELDS]
+    if shown != expected:
+        raise ValueError(f"{url} shows {shown}, not {expected}: this reader is out of date with the site "
+                         "(`bench data build --domain moon` rewrites it)")
+
+
+def row(cells: list[str]) -> dict:
+    """A row by field name from its cells, in FIELDS' order: the text shown less the unit, None for a
+    missing value, True/False for a yes/no (a word it does not know stays text, for the check to name)."""
+    found = {}
+    for (name, _, after, missing, yes_no), cell in zip(FIELDS, cells, strict=True):
+        text = html.unescape(cell)
+        found[name] = None if text == missing else YES_NO.get(text, text) if yes_no else text.removesuffix(after)
+    return found
+
+
+def read_pages(base: str, paths: list[str]) -> list[str]:
+    """The pages at `paths`, in order: each thread reads its share over one connection, kept alive
+    (a connection per page would double the server's work)."""
+    pages = [""] * len(paths)
+    with ThreadPoolExecutor(WORKERS) as pool:
+        shares = pool.map(read_share, [base] * WORKERS, [paths[worker::WORKERS] for worker in range(WORKERS)])
+        for worker, share in enumerate(shares):
+            pages[worker::WORKERS] = share
+    return pages
+
+
+def read_share(base: str, paths: list[str]) -> list[str]:
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=TIMEOUT)
+    try:
+        return [get(connection, base, path) for path in paths]
+    finally:
+        connection.close()
+
+
+def get(connection: http.client.HTTPConnection, base: str, path: str) -> str:
+    """One page; an HTTP error raises with its URL, status and the start of its body."""
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read().decode("utf-8", "replace")
+    if response.status != 200:
+        raise RuntimeError(f"GET {base}{path}: HTTP {response.status}: {body[:300]}")
+    return body
