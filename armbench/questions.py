@@ -26,7 +26,18 @@ from pydantic import ValidationError
 from armbench.domains import DOMAINS, find_domain, replica_address, tables
 from armbench.errors import UserError, read_json_object, read_text
 from armbench.paths import QUESTIONS_DIR_ENV, lock_file, questions_dir
-from armbench.types import SET_NAME_PATTERN, Derivation, Question, SetName, Strict, render_value
+from armbench.types import (
+    DERIVED,
+    SET_NAME_PATTERN,
+    AnswerExtraction,
+    Derivation,
+    Question,
+    SetName,
+    Solution,
+    Strict,
+    ToolCall,
+    render_value,
+)
 
 DESIGN, HELDOUT = "design", "heldout"
 CONVENTIONAL_SETS = (DESIGN, HELDOUT)
@@ -202,6 +213,61 @@ def _missing_source_rows(question: Question) -> list[str]:
         for url in question.source_rows
         if url not in urls
     ]
+
+
+# --- derived browsing solutions ---------------------------------------------------------------
+
+DERIVED_MAIN = '''
+import sqlite3
+
+
+def stored(kind, shown):
+    """A value as the site shows it, as the data holds it: a number without its commas and units."""
+    if shown is None or kind not in ("number", "boolean"):
+        return shown
+    if kind == "boolean":
+        return int(shown)
+    digits = "".join(character for character in str(shown) if character in "0123456789.-")
+    return float(digits) if "." in digits else int(digits)
+
+
+merged = {}
+for row in read_site(BASE):
+    if "out_of_tool" not in row:
+        merged.setdefault(tuple(row.get(name) for name in KEY), {}).update(row)
+database = sqlite3.connect(":memory:")
+database.execute(f"CREATE TABLE {TABLE} (" + ", ".join(f'"{name}"' for name in KINDS) + ")")
+database.executemany(f"INSERT INTO {TABLE} VALUES (" + ", ".join("?" * len(KINDS)) + ")",
+                     [[stored(kind, row.get(name)) for name, kind in KINDS.items()] for row in merged.values()])
+for value, *_ in database.execute(SQL):
+    print(value if FORMAT is None or value is None else FORMAT.format(value))
+'''
+
+
+def solution(question: Question, arm: str) -> Solution | None:
+    """The question's solution in `arm`: as stored, or derived (DERIVED)."""
+    stored = question.solutions.get(arm)
+    return derived_solution(question) if stored == DERIVED else stored
+
+
+def derived_solution(question: Question) -> Solution:
+    """One python call: the domain's site reader reads the whole site into its tool's rows, sqlite3
+    holds them as the table the reader names (TABLE: the replica table whose columns are the tool's
+    fields), and the question's derivation SQL runs over it; its first column is the answer."""
+    from armbench.domains.parity import reader_source, site_reader, tool_of
+
+    domain = find_domain(question.domain)
+    reader = site_reader(domain)
+    table = getattr(reader, "TABLE", None) if reader is not None else None
+    if table is None:
+        raise UserError(f"{question.id}: a derived browsing solution needs the {question.domain} site reader "
+                        "to name the table its rows are (TABLE)")
+    settings = {"BASE": f"{{replica:{question.domain}}}", "TABLE": table, "KINDS": tool_of(domain).table.kinds,
+                "SQL": question.derivation.sql, "FORMAT": question.derivation.format}
+    code = "\n".join([reader_source(domain), "", *(f"{name} = {value!r}" for name, value in settings.items()),
+                      DERIVED_MAIN])
+    return Solution(calls=[ToolCall(tool="python", args={"code": code})],
+                    answer=AnswerExtraction.model_validate({"from": "stdout"}))
 
 
 # --- lock --------------------------------------------------------------------------------------

@@ -172,6 +172,11 @@ class Solution(Strict):
     answer: AnswerExtraction
 
 
+# A browsing solution written as this word is derived: the domain's site reader and the question's
+# derivation, one python call (questions.derived_solution).
+DERIVED = "derived"
+
+
 class Question(Strict):
     id: str
     domain: str
@@ -184,7 +189,7 @@ class Question(Strict):
     tie_rule: str | None = None
     derivation: Derivation
     source_rows: list[str] = Field(default_factory=list)
-    solutions: dict[str, Solution] = Field(default_factory=dict)
+    solutions: dict[str, Solution | Literal["derived"]] = Field(default_factory=dict)
     created: dt.date
 
     def prompt(self) -> str:

@@ -1,4 +1,5 @@
 """Question files: loading, clear errors, references re-derived from data, the lock."""
+import re
 import shutil
 from pathlib import Path
 
@@ -11,16 +12,18 @@ from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.paths import QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.questions import (
+    derived_solution,
     freeze,
     load_set_file,
     load_sets,
     read_lock,
     set_names,
+    solution,
     tool_drift,
     unlocked_sets,
     verify,
 )
-from armbench.types import AnswerExtraction
+from armbench.types import DERIVED, AnswerExtraction
 from tests.support.run_sets import make_manifest, make_record
 
 
@@ -88,6 +91,23 @@ def test_a_run_set_over_a_flagged_held_out_set_says_so_in_every_report(tmp_path,
     assert f"held-out set crashes/heldout: {why}" in " ".join(out.split())
     for page in ("report.md", "report.html"):
         assert "held-out set crashes/heldout: the crashes tool changed" in (store.directory / page).read_text()
+
+
+def test_a_derived_browsing_solution_is_one_standalone_python_call_running_the_derivation():
+    question = next(q for qs in load_sets(["crashes"], ["heldout"]) for q in qs.questions)
+    assert question.solutions["browsing"] == DERIVED
+    derived = solution(question, "browsing")
+    [call] = derived.calls
+    code = call.args["code"]
+    assert call.tool == "python" and derived.answer.source == "stdout"
+    assert not re.search(r"^\s*(from|import) armbench", code, re.M)  # the sandbox has no armbench
+    assert f"SQL = {question.derivation.sql!r}" in code and "BASE = '{replica:crashes}'" in code
+
+
+def test_a_derived_solution_needs_a_reader_that_names_its_table():
+    question = next(q for qs in load_sets(["banks"], ["design"]) for q in qs.questions)
+    with pytest.raises(UserError, match="banks site reader to name the table its rows are"):
+        derived_solution(question)
 
 
 def test_a_changed_reference_fails_verify_naming_the_question(bank):

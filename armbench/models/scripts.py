@@ -13,7 +13,7 @@ import litellm
 from armbench.models.probe import PROBE_TOOL, probe_word
 from armbench.models.script_registry import Reply, Script, ScriptedToolCall, Turn
 from armbench.models.synthesis_scripts import SYNTHESIS_SCRIPTS
-from armbench.questions import load_sets, with_replica_addresses
+from armbench.questions import load_sets, solution, with_replica_addresses
 from armbench.types import Question, Solution
 
 ORACLE_PREFERENCE = ("tooled", "browsing")
@@ -27,9 +27,9 @@ def questions_by_prompt() -> dict[str, Question]:
 def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
     """The first stored solution whose tools are all offered in this arm."""
     for arm in ORACLE_PREFERENCE:
-        solution = question.solutions.get(arm)
-        if solution and all(call.tool in tool_names for call in solution.calls):
-            return solution
+        found = solution(question, arm)
+        if found and all(call.tool in tool_names for call in found.calls):
+            return found
     return None
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import litellm
 
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn
-from armbench.questions import load_sets, with_replica_addresses
+from armbench.questions import load_sets, solution, with_replica_addresses
 
 KNOWN_TOOLS = Path(__file__).resolve().parent / "known_tools"
 DOMAIN_LINE = re.compile(r"^Domain: (\S+)$", re.M)
@@ -51,9 +51,9 @@ def design_arguments(domain: str, tool_name: str) -> dict[str, Any]:
     """The first call of the first design question solved with a tool of this name."""
     for question_set in load_sets([domain], ["design"]):
         for question in question_set.questions:
-            solution = question.solutions.get("tooled")
-            if solution and solution.calls[0].tool == tool_name:
-                return with_replica_addresses(solution.calls[0].args)
+            tooled = solution(question, "tooled")
+            if tooled and tooled.calls[0].tool == tool_name:
+                return with_replica_addresses(tooled.calls[0].args)
     return {}
 
 
