@@ -767,6 +767,32 @@ def questions_freeze() -> None:
     out.print(f"froze {', '.join(qs.key for qs in question_sets)} in {lock_file()}")
 
 
+@questions_app.command("new")
+def questions_new(
+    domain: Annotated[str, typer.Argument(metavar="DOMAIN", help="The question's domain, e.g. crashes.")],
+    set_: Annotated[str, typer.Argument(metavar="SET", help="Its set, e.g. heldout-2 (made when it is new).")],
+    text: Annotated[str, typer.Option(help="The question as the model reads it.")],
+    answer_format: Annotated[str, typer.Option(help='How to write the answer, e.g. "state names written out in full".')],
+    sql: Annotated[str, typer.Option(help="SQL over the replica tables whose first column is the answer.")],
+    tie_rule: Annotated[Optional[str], typer.Option(help="How ties count, when rows can tie.")] = None,
+    number_format: Annotated[Optional[str], typer.Option("--format", help='How a number is written, e.g. "{:.1f}".')] = None,
+    tooled: Annotated[Optional[str], typer.Option(help='The tooled solution as JSON: {"calls": [{"tool", "args"}], '
+                                              '"answer": {"from": "rows", "field": ...}}.')] = None,
+) -> None:
+    """Write a question from the data: compute its answer, refuse it when it has none, when ties decide
+    it without a rule or a tool's example answers it, check its solutions, and add it to its set's file."""
+    from armbench.authoring import new_question, parse_tooled
+
+    written = new_question(domain, set_, text, answer_format, sql, tie_rule=tie_rule, number_format=number_format,
+                           tooled=parse_tooled(tooled) if tooled else None)
+    question = written.question
+    out.print(f"wrote {question.id} to {shown_path(written.path)}: answer {question.join_answer(question.answer)}",
+              highlight=False, soft_wrap=True)
+    for note in written.notes:
+        out.print(f"note: {note}", highlight=False, soft_wrap=True)
+    out.print("then: bench questions verify, and bench questions freeze", highlight=False)
+
+
 @questions_app.command("list")
 def questions_list() -> None:
     """List every question set with its size and lock state."""

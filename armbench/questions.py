@@ -176,11 +176,12 @@ def load_sets(
 
 # --- references --------------------------------------------------------------------------------
 
-def derive_answer(derivation: Derivation) -> list[str]:
-    """Run the derivation's SQL over every replica table and render the first column."""
+def derive_answer(derivation: Derivation, frames: dict[str, Any] | None = None) -> list[str]:
+    """Run the derivation's SQL over every replica table (or `frames`, by table name) and render the
+    first column."""
     import polars as pl  # only derivations need it: `bench run`'s flag checks load no polars
 
-    context = pl.SQLContext(tables())
+    context = pl.SQLContext(frames if frames is not None else tables())
     result = context.execute(derivation.sql, eager=True)
     column = result.to_series(0)
     return [render_value(value, derivation.format) for value in column.to_list()]

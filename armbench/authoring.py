@@ -1,0 +1,205 @@
+"""`bench questions new`: a question written from the data, checked before it is saved.
+
+The author gives the question's text, its answer format and the SQL that answers it over the
+replica tables (and a tie rule, an answer format for numbers, a tooled solution, when there are
+some). Nothing is taken on trust: the reference answer is computed from the data; a question is
+refused when it has no answer, when its answer depends on the order of tied rows (the same SQL over
+the tables in reverse order gives another answer) and no tie rule says how ties count, or when a
+typed tool's description example is its solution or already gives its answer; the tooled solution,
+when given, is played through the tool and must give the answer; the derived browsing solution (the
+domain's site reader and the SQL, questions.derived_solution) is played in the sandbox against the
+replica and kept when it gives the answer, else the author is told to write one. Then the entry is
+appended to questions/<domain>/<set>.yaml, and `bench questions freeze` locks it.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from armbench.domains import find_domain, tables
+from armbench.errors import UserError
+from armbench.questions import derive_answer, derived_solution, load_set_file, set_path, with_replica_addresses
+from armbench.types import DERIVED, SET_NAME_PATTERN, Derivation, Question, Solution
+
+EXAMPLE = re.compile(r"Example: .*?:\n(\{.*\})", re.S)  # a tool description's worked example, last in it
+
+
+@dataclass
+class Written:
+    question: Question
+    path: Path
+    notes: list[str] = field(default_factory=list)
+
+
+def new_question(domain: str, set_name: str, text: str, answer_format: str, sql: str, *, tie_rule: str | None = None,
+                 number_format: str | None = None, tooled: dict[str, Any] | None = None,
+                 root: Path | None = None) -> Written:
+    """Check the question as the module docstring says, append it to its set's file, say what was kept."""
+    find_domain(domain)
+    if not re.fullmatch(SET_NAME_PATTERN, set_name):
+        raise UserError(f"{set_name!r} is not a set name (lower-case letters, digits, - and _, from a letter)")
+    derivation = Derivation(sql=sql, format=number_format)
+    answer = answer_of(derivation)
+    if not answer:
+        raise UserError(f"the SQL derives no answer from the {domain} data: a question needs at least one item")
+    if tie_rule is None and sorted(answer_of(derivation, reversed_rows=True)) != sorted(answer):
+        raise UserError("the answer depends on the order of tied rows (the same SQL over the tables in reverse "
+                        "order answers otherwise): break the tie in the SQL, or give --tie-rule saying how ties count")
+    path = set_path(domain, set_name, root)
+    question = Question.model_validate({
+        "id": next_id(domain, set_name, path), "domain": domain, "set": set_name, "text": text, "answer": answer,
+        "answer_format": answer_format, "tie_rule": tie_rule, "derivation": derivation,
+        "created": dt.date.today(), "solutions": {"tooled": tooled} if tooled else {},
+    })
+    notes = refuse_tool_examples(question)
+    if tooled:
+        check_tooled(question)
+    else:
+        notes.append("no tooled solution: the oracle plays the browsing one in the tooled arm too")
+    browsing, note = try_derived(question)
+    notes.append(note)
+    if browsing:
+        question = question.model_copy(update={"solutions": {**question.solutions, "browsing": DERIVED}})
+    append(path, question)
+    return Written(question, path, notes)
+
+
+def answer_of(derivation: Derivation, reversed_rows: bool = False) -> list[str]:
+    try:
+        frames = tables()
+        return derive_answer(derivation, {name: frame.reverse() for name, frame in frames.items()}
+                             if reversed_rows else frames)
+    except Exception as error:  # the author's SQL: its error is the message
+        raise UserError(f"the SQL does not run over the replica tables: {error}") from None
+
+
+def next_id(domain: str, set_name: str, path: Path) -> str:
+    taken = [question.id for question in load_set_file(path).questions] if path.exists() else []
+    numbers = [int(found.group(1)) for qid in taken if (found := re.fullmatch(rf"{domain}-{set_name}-(\d+)", qid))]
+    return f"{domain}-{set_name}-{max(numbers, default=0) + 1:02d}"
+
+
+def refuse_tool_examples(question: Question) -> list[str]:
+    """Refuse a question a typed tool's description example solves or answers; say what was checked."""
+    answer = sorted(question.answer)
+    for cls in find_domain(question.domain).tool_classes():
+        example = EXAMPLE.search(cls.description)
+        if example is None:
+            continue
+        args = json.loads(example.group(1))
+        tooled = question.solutions.get("tooled")
+        if isinstance(tooled, Solution) and any(call.args == args for call in tooled.calls):
+            raise UserError(f"the tooled solution is {cls.name}'s description example: pick another question")
+        outcome = asyncio.run(cls().invoke(args))
+        rows = outcome.result.get("rows", []) if not outcome.is_error else []
+        for name in rows[0] if rows else []:
+            if sorted(str(row[name]) for row in rows) == answer:
+                raise UserError(f"{cls.name}'s description example already answers it (its rows' {name}): "
+                                "pick another question")
+    return ["no typed tool's description example solves or answers it"]
+
+
+def check_tooled(question: Question) -> None:
+    """Play the tooled solution through the domain's tools; it must give the reference answer."""
+    solution = question.solutions["tooled"]
+    tools = {cls.name: cls() for cls in find_domain(question.domain).tool_classes()}
+
+    async def play() -> list[dict[str, Any]]:
+        results = []
+        for call in solution.calls:
+            if call.tool not in tools:
+                raise UserError(f"the tooled solution calls {call.tool!r}, not a tool of {question.domain}: "
+                                f"{', '.join(tools)}")
+            outcome = await tools[call.tool].invoke(with_replica_addresses(call.args))
+            if outcome.is_error:
+                raise UserError(f"the tooled solution's call of {call.tool} fails: {outcome.to_message_content()[:500]}")
+            results.append(outcome.result)
+        return results
+
+    try:
+        items = solution.answer.items(asyncio.run(play()))
+    except (KeyError, ValueError, TypeError) as error:  # the author's extraction names what the results lack
+        raise UserError(f"the tooled solution's answer cannot be read from its results: {error!r}") from None
+    if sorted(items) != sorted(question.answer):
+        raise UserError(f"the tooled solution answers {items}, the data {question.answer}")
+
+
+def try_derived(question: Question) -> tuple[bool, str]:
+    """Whether the derived browsing solution gives the answer, played in the sandbox; and what to say."""
+    from armbench.replicas.supervisor import replicas_running
+    from armbench.tools.sandbox import ReplicaRoute
+    from armbench.tools.web_tools import PythonTool
+
+    try:
+        derived = derived_solution(question)
+    except UserError as error:
+        return False, f"no browsing solution: {error}; write one by hand"
+    domain = find_domain(question.domain)
+    with replicas_running([domain.replica]) as endpoints:
+        target = endpoints[domain.name]
+        tool = PythonTool([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
+        address = {question.domain: target.base_url.rstrip("/")}
+        outcome = asyncio.run(tool.invoke(with_replica_addresses(derived.calls[0].args, address.__getitem__)))
+    items = derived.answer.items([outcome.result]) if not outcome.is_error else []
+    if sorted(items) == sorted(question.answer):
+        return True, "browsing: derived (the site reader and the SQL in the sandbox give the answer)"
+    said = outcome.result.get("stderr") or outcome.result.get("notice") or items
+    return False, f"the derived browsing solution does not give the answer ({str(said)[-300:]}); write one by hand"
+
+
+def append(path: Path, question: Question) -> None:
+    """Add the question to its set's file (made, with the set's head, when it is the first)."""
+    entry = question_entry(question)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"domain: {question.domain}\nset: {question.set}\ncreated: {question.created.isoformat()}\n"
+                        f"questions:\n{entry}", encoding="utf-8")
+        return
+    text = path.read_text(encoding="utf-8")
+    if re.search(r"^questions: \[\]\s*$", text, re.M):
+        text = re.sub(r"^questions: \[\]\s*$", "questions:", text, count=1, flags=re.M)
+    path.write_text(text.rstrip("\n") + "\n\n" + entry, encoding="utf-8")
+    load_set_file(path)  # what was written reads back as a set
+
+
+def question_entry(question: Question) -> str:
+    """One question as a block of its set's `questions:` list, in the bank's layout."""
+    def quoted(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = [f"  - id: {question.id}", f"    text: {quoted(question.text)}", f"    answer: {quoted(question.answer)}",
+             f"    answer_format: {quoted(question.answer_format)}"]
+    if question.tie_rule:
+        lines.append(f"    tie_rule: {quoted(question.tie_rule)}")
+    lines += ["    derivation:", f"      sql: {quoted(question.derivation.sql)}"]
+    if question.derivation.format:
+        lines.append(f"      format: {quoted(question.derivation.format)}")
+    lines.append(f"    created: {question.created.isoformat()}")
+    if question.solutions:
+        lines.append("    solutions:")
+    for arm, solution in question.solutions.items():
+        if solution == DERIVED:
+            lines.append(f"      {arm}: {DERIVED}")
+            continue
+        lines += [f"      {arm}:", "        calls:"]
+        for call in solution.calls:
+            lines += [f"          - tool: {call.tool}", f"            args: {quoted(call.args)}"]
+        lines.append(f"        answer: {quoted(solution.answer.model_dump(by_alias=True, exclude_defaults=True))}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_tooled(text: str) -> dict[str, Any]:
+    """--tooled: {"calls": [{"tool", "args"}...], "answer": {"from": ...}} as JSON; refused with the reason."""
+    try:
+        return Solution.model_validate(json.loads(text)).model_dump(by_alias=True, exclude_defaults=True)
+    except (ValueError, TypeError) as error:
+        raise UserError(f"--tooled must be a JSON solution, e.g. {EXAMPLE_TOOLED}: {str(error)[:300]}") from None
+
+
+EXAMPLE_TOOLED = ('{"calls": [{"tool": "crash_query", "args": {"filters": [...]}}], '
+                  '"answer": {"from": "rows", "field": "state"}}')

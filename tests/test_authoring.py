@@ -1,0 +1,64 @@
+"""`bench questions new`: a question is written from the data, refused when it is unfair or
+unanswerable, and saved only with solutions that give its answer."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from armbench.paths import QUESTIONS_DIR, QUESTIONS_DIR_ENV
+from armbench.questions import load_set_file, load_sets, solution, verify
+
+LOWEST_2010 = ("SELECT state FROM crashes WHERE year = 2010 AND fatality_rate_per_100m_vmt = "
+               "(SELECT min(fatality_rate_per_100m_vmt) FROM crashes WHERE year = 2010)")
+TOOLED = {"calls": [{"tool": "crash_query", "args": {
+    "filters": [{"field": "year", "op": "eq", "value": 2010}], "sort_by": "fatality_rate_per_100m_vmt",
+    "order": "asc", "limit": 5}}], "answer": {"from": "rows", "field": "state", "ties_on": "fatality_rate_per_100m_vmt"}}
+STATES = "state names written out in full"
+
+
+@pytest.fixture
+def bank(tmp_path, monkeypatch):
+    target = tmp_path / "questions"
+    shutil.copytree(QUESTIONS_DIR, target)
+    monkeypatch.setenv(QUESTIONS_DIR_ENV, str(target))
+    return target
+
+
+def new(cli, *options: str, sql: str = LOWEST_2010, text: str = "Which state had the lowest rate in 2010?"):
+    return cli("questions", "new", "crashes", "heldout-2", "--text", text, "--answer-format", STATES, "--sql", sql,
+               *options)
+
+
+def test_a_question_is_written_from_the_data_with_solutions_that_give_its_answer(bank, cli, replica_env):
+    code, out, err = new(cli, "--tie-rule", "list every state tied for the lowest", "--tooled", json.dumps(TOOLED))
+    assert code == 0, err
+    assert "wrote crashes-heldout-2-01" in out and "answer Massachusetts" in out
+    assert "browsing: derived" in out
+    written = load_set_file(bank / "crashes" / "heldout-2.yaml")
+    [question] = written.questions
+    assert question.answer == ["Massachusetts"] and question.solutions["browsing"] == "derived"
+    assert solution(question, "tooled").calls[0].args == TOOLED["calls"][0]["args"]
+    assert verify(load_sets(["crashes"], root=bank)) == []
+    code, out, _ = new(cli, "--tie-rule", "list every state tied for the lowest")
+    assert code == 0 and "wrote crashes-heldout-2-02" in out  # numbered after the first
+    assert "no tooled solution" in out
+
+
+@pytest.mark.parametrize("options, sql, refusal", [
+    ((), "SELECT state FROM crashes WHERE year = 1900", "derives no answer"),
+    ((), "SELECT state FROM crashes WHERE year = 2010 ORDER BY year LIMIT 1", "depends on the order of tied rows"),
+    ((), "SELECT nosuch FROM crashes", "does not run over the replica tables"),
+    ((), "SELECT state FROM crashes WHERE year = 2001 ORDER BY registered_vehicles_thousands DESC LIMIT 5",
+     "crash_query's description example already answers it"),
+    (("--tooled", json.dumps({**TOOLED, "answer": {**TOOLED["answer"], "field": "year"}})), LOWEST_2010,
+     "the tooled solution answers ['2010'], the data ['Massachusetts']"),
+    (("--tooled", json.dumps({**TOOLED, "answer": {**TOOLED["answer"], "field": "state_abbr"}})), LOWEST_2010,
+     "cannot be read from its results: KeyError('state_abbr')"),
+    (("--tooled", "{not json"), LOWEST_2010, "--tooled must be a JSON solution"),
+])
+def test_a_question_that_cannot_be_fair_or_checked_is_refused_and_nothing_is_written(bank, cli, options, sql, refusal):
+    code, _, err = new(cli, *options, sql=sql)
+    assert code == 2 and refusal in " ".join(err.split()), err
+    assert not (bank / "crashes" / "heldout-2.yaml").exists()
