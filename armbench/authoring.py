@@ -17,6 +17,7 @@ import asyncio
 import datetime as dt
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ from typing import Any
 from armbench.domains import find_domain, tables
 from armbench.errors import UserError
 from armbench.questions import derive_answer, derived_solution, load_set_file, set_path, with_replica_addresses
-from armbench.types import DERIVED, SET_NAME_PATTERN, Derivation, Question, Solution
+from armbench.types import DERIVED, SET_NAME_PATTERN, Derivation, Question, Shape, Solution
 
+DERIVED_SHARE = 0.5  # of the sandbox's wall limit a derived solution may take here: the rest is headroom
 EXAMPLE = re.compile(r"Example: .*?:\n(\{.*\})", re.S)  # a tool description's worked example, last in it
 
 
@@ -38,9 +40,12 @@ class Written:
 
 def new_question(domain: str, set_name: str, text: str, answer_format: str, sql: str, *, tie_rule: str | None = None,
                  number_format: str | None = None, tooled: dict[str, Any] | None = None,
-                 root: Path | None = None) -> Written:
+                 shapes: list[str] | None = None, root: Path | None = None) -> Written:
     """Check the question as the module docstring says, append it to its set's file, say what was kept."""
     find_domain(domain)
+    unknown = sorted(set(shapes or []) - {str(shape) for shape in Shape})
+    if unknown:
+        raise UserError(f"unknown shape {', '.join(unknown)}; shapes: {', '.join(Shape)}")
     if not re.fullmatch(SET_NAME_PATTERN, set_name):
         raise UserError(f"{set_name!r} is not a set name (lower-case letters, digits, - and _, from a letter)")
     derivation = Derivation(sql=sql, format=number_format)
@@ -54,7 +59,7 @@ def new_question(domain: str, set_name: str, text: str, answer_format: str, sql:
     question = Question.model_validate({
         "id": next_id(domain, set_name, path), "domain": domain, "set": set_name, "text": text, "answer": answer,
         "answer_format": answer_format, "tie_rule": tie_rule, "derivation": derivation,
-        "created": dt.date.today(), "solutions": {"tooled": tooled} if tooled else {},
+        "created": dt.date.today(), "solutions": {"tooled": tooled} if tooled else {}, "shapes": shapes or [],
     })
     notes = refuse_tool_examples(question)
     if tooled:
@@ -144,10 +149,16 @@ def try_derived(question: Question) -> tuple[bool, str]:
         target = endpoints[domain.name]
         tool = PythonTool([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         address = {question.domain: target.base_url.rstrip("/")}
+        started = time.monotonic()
         outcome = asyncio.run(tool.invoke(with_replica_addresses(derived.calls[0].args, address.__getitem__)))
+        took = time.monotonic() - started
     items = derived.answer.items([outcome.result]) if not outcome.is_error else []
+    if sorted(items) == sorted(question.answer) and took > tool.config.wall_timeout_s * DERIVED_SHARE:
+        return False, (f"the derived browsing solution gives the answer, but took {took:.0f} s of the sandbox's "
+                       f"{tool.config.wall_timeout_s:g} s (more than {DERIVED_SHARE:.0%}: a busier machine could stop "
+                       "it); write a browsing solution that reads fewer pages")
     if sorted(items) == sorted(question.answer):
-        return True, "browsing: derived (the site reader and the SQL in the sandbox give the answer)"
+        return True, f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s)"
     said = outcome.result.get("stderr") or outcome.result.get("notice") or items
     return False, f"the derived browsing solution does not give the answer ({str(said)[-300:]}); write one by hand"
 
@@ -180,6 +191,8 @@ def question_entry(question: Question) -> str:
     if question.derivation.format:
         lines.append(f"      format: {quoted(question.derivation.format)}")
     lines.append(f"    created: {question.created.isoformat()}")
+    if question.shapes:
+        lines.append(f"    shapes: {quoted([str(shape) for shape in question.shapes])}")
     if question.solutions:
         lines.append("    solutions:")
     for arm, solution in question.solutions.items():

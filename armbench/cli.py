@@ -778,13 +778,16 @@ def questions_new(
     number_format: Annotated[Optional[str], typer.Option("--format", help='How a number is written, e.g. "{:.1f}".')] = None,
     tooled: Annotated[Optional[str], typer.Option(help='The tooled solution as JSON: {"calls": [{"tool", "args"}], '
                                               '"answer": {"from": "rows", "field": ...}}.')] = None,
+    shape: Annotated[Optional[str], typer.Option(help="What it asks, a comma list of: pick, count, average, list, "
+                                                      "rank, tie, threshold, null, paginated.")] = None,
 ) -> None:
     """Write a question from the data: compute its answer, refuse it when it has none, when ties decide
     it without a rule or a tool's example answers it, check its solutions, and add it to its set's file."""
     from armbench.authoring import new_question, parse_tooled
 
     written = new_question(domain, set_, text, answer_format, sql, tie_rule=tie_rule, number_format=number_format,
-                           tooled=parse_tooled(tooled) if tooled else None)
+                           tooled=parse_tooled(tooled) if tooled else None,
+                           shapes=[part.strip() for part in (shape or "").split(",") if part.strip()])
     question = written.question
     out.print(f"wrote {question.id} to {shown_path(written.path)}: answer {question.join_answer(question.answer)}",
               highlight=False, soft_wrap=True)
@@ -795,7 +798,9 @@ def questions_new(
 
 @questions_app.command("list")
 def questions_list() -> None:
-    """List every question set with its size and lock state."""
+    """List every question set with its size, lock state and the shapes its questions take."""
+    from collections import Counter
+
     from armbench.questions import load_sets, tool_drift, unlocked_sets
 
     question_sets = load_sets()
@@ -805,7 +810,10 @@ def questions_list() -> None:
         if qs.key in tool_changed:
             state += ", tool changed since frozen"
         count = len(qs.questions)
-        out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}")
+        shapes = Counter(shape for question in qs.questions for shape in question.shapes or ["untagged"])
+        shown = ", ".join(f"{shape} {n}" for shape, n in sorted(shapes.items()))
+        out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}  ({shown})",
+                  highlight=False, soft_wrap=True)
 
 
 @data_app.command("build")

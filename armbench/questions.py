@@ -219,17 +219,19 @@ def _missing_source_rows(question: Question) -> list[str]:
 # --- derived browsing solutions ---------------------------------------------------------------
 
 DERIVED_MAIN = '''
+import re
 import sqlite3
 
 
 def stored(kind, shown):
-    """A value as the site shows it, as the data holds it: a number without its commas and units."""
+    """A value as the site shows it, as the data holds it: a number without its commas, currency and
+    percent signs (the marks parity.as_decimal reads past too), a whole one as an int."""
     if shown is None or kind not in ("number", "boolean"):
         return shown
     if kind == "boolean":
         return int(shown)
-    digits = "".join(character for character in str(shown) if character in "0123456789.-")
-    return float(digits) if "." in digits else int(digits)
+    number = re.sub(r"[,$%\\s]|&nbsp;", "", str(shown)).replace("\\u2212", "-")
+    return int(number) if re.fullmatch(r"-?\\d+", number) else float(number)
 
 
 merged = {}

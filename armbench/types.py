@@ -177,6 +177,20 @@ class Solution(Strict):
 DERIVED = "derived"
 
 
+class Shape(Term):
+    """What a question asks of the rows it filters (the study's shapes); `bench questions list` counts them."""
+
+    pick = "pick", "the entity with the largest or smallest value"
+    count = "count", "how many rows pass the filter"
+    average = "average", "an average (or sum) over the rows that pass"
+    list = "list", "every entity meeting two or more conditions"
+    rank = "rank", "the top (or bottom) N by a value"
+    tie = "tie", "an extreme shared by several entities, all of which must be listed"
+    threshold = "threshold", "a condition whose boundary value some rows sit exactly on"
+    null = "null", "a field some rows lack, which must not win or count"
+    paginated = "paginated", "an answer that needs every page of a paginated list"
+
+
 class Question(Strict):
     id: str
     domain: str
@@ -191,6 +205,8 @@ class Question(Strict):
     source_rows: list[str] = Field(default_factory=list)
     solutions: dict[str, Solution | Literal["derived"]] = Field(default_factory=dict)
     created: dt.date
+    # Left out of dumps when empty, so the hashes of sets written before the field stay the same.
+    shapes: list[Shape] = Field(default_factory=list, exclude_if=lambda value: not value)
 
     def prompt(self) -> str:
         """The user message: the question, its premise and how to format the answer."""

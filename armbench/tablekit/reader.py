@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 TOOL = $tool_literal
+TABLE = $table_literal  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = $key
 OUT_OF_TOOL: dict[str, str] = {}  # the site shows the tool's rows only
 
@@ -186,6 +187,7 @@ def reader_text(spec: TableSpec) -> str:
         tool=spec.tool.name,
         why=fill(why(spec), 100),
         tool_literal=repr(spec.tool.name),
+        table_literal=repr(spec.table),
         key=repr(tuple(spec.entity.address_fields)),
         path=repr(spec.site.path),
         key_field=spec.entity.key,

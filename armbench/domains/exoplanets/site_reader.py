@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 TOOL = 'exoplanet_query'
+TABLE = 'exoplanets'  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ('pl_name',)
 OUT_OF_TOOL: dict[str, str] = {}  # the site shows the tool's rows only
 
