@@ -25,7 +25,8 @@ from typing import Any
 from armbench.domains import find_domain, tables
 from armbench.errors import UserError
 from armbench.questions import derive_answer, derived_solution, load_set_file, set_path, with_replica_addresses
-from armbench.types import DERIVED, SET_NAME_PATTERN, Derivation, Question, Shape, Solution
+from armbench.tools.sandbox import SandboxConfig
+from armbench.types import DERIVED, SET_NAME_PATTERN, AnswerExtraction, Derivation, Question, Shape, Solution, ToolCall
 
 DERIVED_SHARE = 0.5  # of the sandbox's wall limit a derived solution may take here: the rest is headroom
 EXAMPLE = re.compile(r"Example: .*?:\n(\{.*\})", re.S)  # a tool description's worked example, last in it
@@ -40,7 +41,7 @@ class Written:
 
 def new_question(domain: str, set_name: str, text: str, answer_format: str, sql: str, *, tie_rule: str | None = None,
                  number_format: str | None = None, tooled: dict[str, Any] | None = None,
-                 shapes: list[str] | None = None, root: Path | None = None) -> Written:
+                 shapes: list[str] | None = None, browsing_code: str | None = None, root: Path | None = None) -> Written:
     """Check the question as the module docstring says, append it to its set's file, say what was kept."""
     find_domain(domain)
     unknown = sorted(set(shapes or []) - {str(shape) for shape in Shape})
@@ -66,10 +67,10 @@ def new_question(domain: str, set_name: str, text: str, answer_format: str, sql:
         check_tooled(question)
     else:
         notes.append("no tooled solution: the oracle plays the browsing one in the tooled arm too")
-    browsing, note = try_derived(question)
+    browsing, note = browsing_solution(question, browsing_code)
     notes.append(note)
-    if browsing:
-        question = question.model_copy(update={"solutions": {**question.solutions, "browsing": DERIVED}})
+    if browsing is not None:
+        question = question.model_copy(update={"solutions": {**question.solutions, "browsing": browsing}})
     append(path, question)
     return Written(question, path, notes)
 
@@ -134,33 +135,49 @@ def check_tooled(question: Question) -> None:
         raise UserError(f"the tooled solution answers {items}, the data {question.answer}")
 
 
-def try_derived(question: Question) -> tuple[bool, str]:
-    """Whether the derived browsing solution gives the answer, played in the sandbox; and what to say."""
+def browsing_solution(question: Question, code: str | None) -> tuple[Solution | str | None, str]:
+    """The browsing solution to keep and what to say: the author's script (`code`, whose stdout lines
+    are the answer), which must give the answer; else the derived one when it gives it in at most
+    DERIVED_SHARE of the sandbox's wall limit; else none."""
+    if code is not None:
+        written = Solution(calls=[ToolCall(tool="python", args={"code": code})],
+                           answer=AnswerExtraction.model_validate({"from": "stdout"}))
+        items, took, failure = play_in_sandbox(question, written)
+        if sorted(items) != sorted(question.answer):
+            raise UserError(f"the browsing script answers {items}, the data {question.answer}{failure}")
+        return written, f"browsing: your script gives the answer in the sandbox in {took:.0f} s"
+    try:
+        derived = derived_solution(question)
+    except UserError as error:
+        return None, f"no browsing solution: {error}; write one (--browsing-code FILE)"
+    items, took, failure = play_in_sandbox(question, derived)
+    if sorted(items) != sorted(question.answer):
+        return None, f"the derived browsing solution does not give the answer{failure}; write one (--browsing-code FILE)"
+    if took > SandboxConfig().wall_timeout_s * DERIVED_SHARE:
+        return None, (f"the derived browsing solution gives the answer, but took {took:.0f} s, more than "
+                      f"{DERIVED_SHARE:.0%} of the sandbox's wall limit (a busier machine could stop it); write one "
+                      "that reads fewer pages (--browsing-code FILE)")
+    return DERIVED, f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s)"
+
+
+def play_in_sandbox(question: Question, solution: Solution) -> tuple[list[str], float, str]:
+    """A one-call python solution played in the sandbox against the domain's replica: its answer
+    items, its seconds, and what went wrong (", stderr: ..." or "")."""
     from armbench.replicas.supervisor import replicas_running
     from armbench.tools.sandbox import ReplicaRoute
     from armbench.tools.web_tools import PythonTool
 
-    try:
-        derived = derived_solution(question)
-    except UserError as error:
-        return False, f"no browsing solution: {error}; write one by hand"
     domain = find_domain(question.domain)
     with replicas_running([domain.replica]) as endpoints:
         target = endpoints[domain.name]
         tool = PythonTool([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         address = {question.domain: target.base_url.rstrip("/")}
         started = time.monotonic()
-        outcome = asyncio.run(tool.invoke(with_replica_addresses(derived.calls[0].args, address.__getitem__)))
+        outcome = asyncio.run(tool.invoke(with_replica_addresses(solution.calls[0].args, address.__getitem__)))
         took = time.monotonic() - started
-    items = derived.answer.items([outcome.result]) if not outcome.is_error else []
-    if sorted(items) == sorted(question.answer) and took > tool.config.wall_timeout_s * DERIVED_SHARE:
-        return False, (f"the derived browsing solution gives the answer, but took {took:.0f} s of the sandbox's "
-                       f"{tool.config.wall_timeout_s:g} s (more than {DERIVED_SHARE:.0%}: a busier machine could stop "
-                       "it); write a browsing solution that reads fewer pages")
-    if sorted(items) == sorted(question.answer):
-        return True, f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s)"
-    said = outcome.result.get("stderr") or outcome.result.get("notice") or items
-    return False, f"the derived browsing solution does not give the answer ({str(said)[-300:]}); write one by hand"
+    items = solution.answer.items([outcome.result]) if not outcome.is_error else []
+    said = outcome.result.get("stderr") or outcome.result.get("notice") or outcome.result.get("error")
+    return items, took, f", stderr: {str(said)[-300:]}" if said else ""
 
 
 def append(path: Path, question: Question) -> None:
@@ -201,7 +218,12 @@ def question_entry(question: Question) -> str:
             continue
         lines += [f"      {arm}:", "        calls:"]
         for call in solution.calls:
-            lines += [f"          - tool: {call.tool}", f"            args: {quoted(call.args)}"]
+            lines.append(f"          - tool: {call.tool}")
+            if call.tool == "python":  # a script reads best as a block
+                lines += ["            args:", "              code: |",
+                          *(f"                {line}".rstrip() for line in call.args["code"].splitlines())]
+            else:
+                lines.append(f"            args: {quoted(call.args)}")
         lines.append(f"        answer: {quoted(solution.answer.model_dump(by_alias=True, exclude_defaults=True))}")
     return "\n".join(lines) + "\n"
 

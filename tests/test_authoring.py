@@ -62,3 +62,24 @@ def test_a_question_that_cannot_be_fair_or_checked_is_refused_and_nothing_is_wri
     code, _, err = new(cli, *options, sql=sql)
     assert code == 2 and refusal in " ".join(err.split()), err
     assert not (bank / "crashes" / "heldout-2.yaml").exists()
+
+
+LOWEST_PAGE = """
+import re, urllib.request
+with urllib.request.urlopen("{replica:crashes}/years/2010?sort=rate_vmt&order=asc") as reply:
+    page = reply.read().decode()
+print(re.findall(r'<tr><th scope="row"><a href="[^"]+">([^<]+)</a>', page)[%d])
+"""
+
+
+def test_a_hand_written_browsing_script_is_kept_only_when_it_gives_the_answer(bank, cli, replica_env, tmp_path):
+    script = tmp_path / "browse.py"
+    script.write_text(LOWEST_PAGE % 1)  # the second lowest
+    code, _, err = new(cli, "--tie-rule", "all tied", "--browsing-code", str(script))
+    assert code == 2 and "the browsing script answers" in err and "the data ['Massachusetts']" in err
+    script.write_text(LOWEST_PAGE % 0)
+    code, out, err = new(cli, "--tie-rule", "all tied", "--browsing-code", str(script), "--shape", "pick,tie")
+    assert code == 0 and "browsing: your script gives the answer" in out, err
+    [question] = load_set_file(bank / "crashes" / "heldout-2.yaml").questions
+    assert solution(question, "browsing").calls[0].args["code"] == script.read_text()
+    assert [str(shape) for shape in question.shapes] == ["pick", "tie"]
