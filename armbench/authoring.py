@@ -29,7 +29,7 @@ from armbench.tools.sandbox import SandboxConfig
 from armbench.types import DERIVED, SET_NAME_PATTERN, AnswerExtraction, Derivation, Question, Shape, Solution, ToolCall
 
 DERIVED_SHARE = 0.5  # of the sandbox's wall limit a derived solution may take here: the rest is headroom
-EXAMPLE = re.compile(r"Example: .*?:\n(\{.*\})", re.S)  # a tool description's worked example, last in it
+EXAMPLE = re.compile(r"Example: .*?:\n(?=\{)", re.S)  # a tool description's worked example: JSON follows
 
 
 @dataclass
@@ -97,7 +97,7 @@ def refuse_tool_examples(question: Question) -> list[str]:
         example = EXAMPLE.search(cls.description)
         if example is None:
             continue
-        args = json.loads(example.group(1))
+        args, _ = json.JSONDecoder().raw_decode(cls.description, example.end())  # what follows it is not JSON
         tooled = question.solutions.get("tooled")
         if isinstance(tooled, Solution) and any(call.args == args for call in tooled.calls):
             raise UserError(f"the tooled solution is {cls.name}'s description example: pick another question")

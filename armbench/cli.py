@@ -815,9 +815,9 @@ def questions_list() -> None:
             state += ", tool changed since frozen"
         count = len(qs.questions)
         shapes = Counter(shape for question in qs.questions for shape in question.shapes or ["untagged"])
-        shown = ", ".join(f"{shape} {n}" for shape, n in sorted(shapes.items()))
-        out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}  ({shown})",
-                  highlight=False, soft_wrap=True)
+        shown = " ".join(f"{shape}:{n}" for shape, n in sorted(shapes.items()))
+        out.print(f"{qs.key:24} {count:3} question{'' if count == 1 else 's'}  {state}", highlight=False)
+        out.print(f"    {shown}", highlight=False)
 
 
 @data_app.command("build")

@@ -27,22 +27,22 @@ def bank(tmp_path, monkeypatch):
 
 
 def new(cli, *options: str, sql: str = LOWEST_2010, text: str = "Which state had the lowest rate in 2010?"):
-    return cli("questions", "new", "crashes", "heldout-2", "--text", text, "--answer-format", STATES, "--sql", sql,
+    return cli("questions", "new", "crashes", "trial", "--text", text, "--answer-format", STATES, "--sql", sql,
                *options)
 
 
 def test_a_question_is_written_from_the_data_with_solutions_that_give_its_answer(bank, cli, replica_env):
     code, out, err = new(cli, "--tie-rule", "list every state tied for the lowest", "--tooled", json.dumps(TOOLED))
     assert code == 0, err
-    assert "wrote crashes-heldout-2-01" in out and "answer Massachusetts" in out
+    assert "wrote crashes-trial-01" in out and "answer Massachusetts" in out
     assert "browsing: derived" in out
-    written = load_set_file(bank / "crashes" / "heldout-2.yaml")
+    written = load_set_file(bank / "crashes" / "trial.yaml")
     [question] = written.questions
     assert question.answer == ["Massachusetts"] and question.solutions["browsing"] == "derived"
     assert solution(question, "tooled").calls[0].args == TOOLED["calls"][0]["args"]
     assert verify(load_sets(["crashes"], root=bank)) == []
     code, out, _ = new(cli, "--tie-rule", "list every state tied for the lowest")
-    assert code == 0 and "wrote crashes-heldout-2-02" in out  # numbered after the first
+    assert code == 0 and "wrote crashes-trial-02" in out  # numbered after the first
     assert "no tooled solution" in out
 
 
@@ -61,7 +61,7 @@ def test_a_question_is_written_from_the_data_with_solutions_that_give_its_answer
 def test_a_question_that_cannot_be_fair_or_checked_is_refused_and_nothing_is_written(bank, cli, options, sql, refusal):
     code, _, err = new(cli, *options, sql=sql)
     assert code == 2 and refusal in " ".join(err.split()), err
-    assert not (bank / "crashes" / "heldout-2.yaml").exists()
+    assert not (bank / "crashes" / "trial.yaml").exists()
 
 
 LOWEST_PAGE = """
@@ -80,6 +80,6 @@ def test_a_hand_written_browsing_script_is_kept_only_when_it_gives_the_answer(ba
     script.write_text(LOWEST_PAGE % 0)
     code, out, err = new(cli, "--tie-rule", "all tied", "--browsing-code", str(script), "--shape", "pick,tie")
     assert code == 0 and "browsing: your script gives the answer" in out, err
-    [question] = load_set_file(bank / "crashes" / "heldout-2.yaml").questions
+    [question] = load_set_file(bank / "crashes" / "trial.yaml").questions
     assert solution(question, "browsing").calls[0].args["code"] == script.read_text()
     assert [str(shape) for shape in question.shapes] == ["pick", "tie"]

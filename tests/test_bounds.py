@@ -5,6 +5,7 @@ import pytest
 import armbench
 from armbench.api import plan_run
 from armbench.errors import UserError
+from armbench.questions import load_sets
 
 ONE_SET = ["--domain", "gpus", "--set", "design", "--arm", "tooled"]
 
@@ -32,8 +33,10 @@ def test_the_python_api_refuses_an_empty_question_list_too(tmp_path, questions):
 
 def test_a_billion_runs_are_refused_with_the_count_and_the_flag_to_raise_the_limit(cli, tmp_path):
     err = refused(cli, "--model", "scripted/oracle", "--runs", "1000000000", "--out", str(tmp_path / "set"))
-    assert ("the plan has 134,000,000,000 runs (67 questions x 2 arms x --runs 1,000,000,000), "
-            "more than --max-runs 10,000; pass --max-runs 134000000000 to run them all") in err
+    questions = sum(len(question_set.questions) for question_set in load_sets())
+    runs = questions * 2 * 1_000_000_000
+    assert (f"the plan has {runs:,} runs ({questions} questions x 2 arms x --runs 1,000,000,000), "
+            f"more than --max-runs 10,000; pass --max-runs {runs} to run them all") in err
     assert not (tmp_path / "set").exists()
 
 

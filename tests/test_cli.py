@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from armbench.paths import QUESTIONS_DIR
+from armbench.questions import load_sets
 from tests.conftest import free_port
 
 BENCH = [sys.executable, "-m", "armbench.cli"]
@@ -38,19 +39,22 @@ def bank(tmp_path):
     return target
 
 
-def test_run_all_gpu_sets_three_times_is_30_of_30(tmp_path):
+def test_run_all_gpu_sets_three_times_is_every_run_correct(tmp_path):
     out = tmp_path / "x"
     result = bench("run", "--arm", "tooled", "--set", "all", "--domain", "gpus",
                    "--model", "scripted/oracle", "--runs", "3", "--out", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
-    assert "tooled 30/30" in result.stdout  # the summary's headline: the sets pooled
+    runs = 3 * sum(len(question_set.questions) for question_set in load_sets(["gpus"]))
+    assert f"tooled {runs}/{runs}" in result.stdout  # the summary's headline: the sets pooled
     records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
-    assert len(records) == 30 and all(r["correct"] for r in records)
+    assert len(records) == runs and all(r["correct"] for r in records)
     assert (out / "report.md").exists() and (out / "runs.parquet").exists()
 
     as_json = bench("report", str(out), "--json")
     rows = json.loads(as_json.stdout)["rows"]
-    assert [(r["set"], r["correct"], r["graded"]) for r in rows] == [("design", 15, 15), ("heldout", 15, 15)]
+    assert [(r["set"], r["correct"], r["graded"]) for r in rows] == [
+        (question_set.set, 3 * len(question_set.questions), 3 * len(question_set.questions))
+        for question_set in load_sets(["gpus"])]
 
 
 def test_unknown_set_arm_domain_and_model(tmp_path):
@@ -402,5 +406,5 @@ def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(bank, tmp_path):
     assert result.returncode == 0, result.stderr
     assert {json.loads(line)["set"] for line in (out / "runs.jsonl").read_text().splitlines()} == {"round-2"}
     unknown = bench("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--set", "round-3")
-    assert_user_error(unknown, "unknown set 'round-3'; choose from: design, heldout, round-2, all")
+    assert_user_error(unknown, "unknown set 'round-3'; choose from: design, heldout, heldout-2, round-2, all")
     assert_user_error(bench("run", "--model", "scripted/oracle", "--set", "round-2"), "unknown set 'round-2'")

@@ -41,9 +41,16 @@ def edit_set(path: Path, edit) -> None:
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
-def test_every_domain_has_a_design_and_a_held_out_set_and_every_set_a_domain():
-    assert set_names() == ["design", "heldout"]
+def test_every_domain_has_a_design_and_two_held_out_sets_and_every_set_a_domain():
+    assert set_names() == ["design", "heldout", "heldout-2"]
     assert {qs.key for qs in load_sets()} == {f"{name}/{set_name}" for name in DOMAINS for set_name in set_names()}
+
+
+def test_the_bank_holds_ten_questions_a_domain_at_least_and_every_question_its_shapes():
+    question_sets = load_sets()
+    per_domain = {name: sum(len(qs.questions) for qs in question_sets if qs.domain == name) for name in DOMAINS}
+    assert min(per_domain.values()) >= 10 and sum(per_domain.values()) >= 120, per_domain
+    assert [q.id for qs in question_sets for q in qs.questions if not q.shapes] == []
 
 
 def test_the_committed_sets_verify_and_match_their_lock():
@@ -70,7 +77,8 @@ def test_a_tool_description_edited_after_the_freeze_flags_its_domains_held_out_s
     monkeypatch.setattr(CrashQuery, "description", CrashQuery.description + " Tip: sort by fatalities.")
     sets = load_sets(root=bank)
     drifted = tool_drift(sets, lock)
-    assert list(drifted) == ["crashes/heldout"] and "crashes tool changed" in drifted["crashes/heldout"]
+    assert list(drifted) == ["crashes/heldout", "crashes/heldout-2"]
+    assert "crashes tool changed" in drifted["crashes/heldout"]
     freeze(sets, lock)  # a freeze follows the tool for the design set and never for a held-out one
     assert tool_drift(sets, lock) == drifted
     assert read_lock(lock)["crashes/design"]["tool_manifest"] == find_domain("crashes").tool_manifest_hash()
@@ -78,7 +86,8 @@ def test_a_tool_description_edited_after_the_freeze_flags_its_domains_held_out_s
     code, out, err = cli("questions", "verify")
     assert code == 0 and "FLAGGED crashes/heldout: the crashes tool changed" in " ".join(err.split()), err
     code, out, _ = cli("questions", "list")
-    assert [line.split()[0] for line in out.splitlines() if "tool changed since frozen" in line] == ["crashes/heldout"]
+    flagged = [line.split()[0] for line in out.splitlines() if "tool changed since frozen" in line]
+    assert flagged == ["crashes/heldout", "crashes/heldout-2"]
 
 
 def test_a_run_set_over_a_flagged_held_out_set_says_so_in_every_report(tmp_path, cli):

@@ -60,9 +60,8 @@ def grades(store: RunSetStore) -> dict[str, tuple]:
 
 
 async def test_the_oracle_on_two_actors_gives_the_local_runs_and_grades(cluster, replica_env, tmp_path):
-    """Every question of every domain and set, both arms (134 runs per executor, about 35 s locally
-    and 55 s on Ray here): each domain's replica, the browsing solutions' sandboxes and Chromium run
-    on the actors."""
+    """Every question of every domain and set, both arms (254 runs per executor): each domain's
+    replica, the browsing solutions' sandboxes and Chromium run on the actors."""
     question_sets = load_sets()
     local = RunConfig(model="scripted/oracle", arms=ARMS, concurrency=4)
     on_ray = local.model_copy(update={"executor": "ray", "ray_actors": 2})

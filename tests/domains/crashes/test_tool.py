@@ -47,7 +47,7 @@ async def test_the_descriptions_example_holds():
 
 def test_the_example_is_no_questions_tooled_call():
     stored = [call.args for qs in load_sets(["crashes"]) for q in qs.questions for call in q.solutions["tooled"].calls]
-    assert len(stored) == 9 and example() not in stored
+    assert len(stored) >= 9 and example() not in stored
     assert not any(f["field"] == "registered_vehicles_thousands" for args in stored for f in args.get("filters", []))
     assert not any(args.get("sort_by") == "registered_vehicles_thousands" for args in stored)
 
