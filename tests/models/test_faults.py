@@ -12,7 +12,7 @@ from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_options
 from armbench.models.retry import RetryPolicy
-from armbench.questions import load_sets
+from armbench.questions import load_sets, solution
 from armbench.types import RunConfig
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.0001)
@@ -55,7 +55,7 @@ def sort_runs(store, records) -> dict[str, list]:
 
 
 def test_every_stored_solution_passes_arguments():
-    calls = [c for qs in load_sets() for q in qs.questions for s in q.solutions.values() for c in s.calls]
+    calls = [c for qs in load_sets() for q in qs.questions for arm in q.solutions for c in solution(q, arm).calls]
     assert calls and all(call.args for call in calls)
 
 
@@ -69,7 +69,7 @@ async def test_a_fifth_of_calls_failing_never_misgrades_a_run(tmp_path, concurre
         model=f"scripted/oracle+faults=0.2,seed={4 + concurrency}", arms=["tooled"], runs=3,
         concurrency=concurrency, max_retries=FAST.max_retries, retry_base_delay=FAST.base_delay,
     )
-    result = await run_set(load_sets(["gpus"]), config, store, show_progress=False)
+    result = await run_set(load_sets(["gpus"], ["design", "heldout"]), config, store, show_progress=False)
     records = store.records()
     assert len(records) == len(result.records) == 30
     runs = sort_runs(store, records)

@@ -29,7 +29,7 @@ from armbench.models.tool_grammar import (
     grammar_sha256,
     tool_call_grammar,
 )
-from armbench.questions import load_set_file, set_path
+from armbench.questions import load_set_file, set_path, solution
 from armbench.tools.base import Arm
 from armbench.tools.synthesized import ToolSpec
 from armbench.tools.web_tools import PythonTool
@@ -143,7 +143,7 @@ def valid_calls(domain: str, name: str) -> list[str]:
     tools = arm(domain, name)
     stored = [(c.tool, c.args) for set_name in ("design", "heldout")
               for q in load_set_file(set_path(domain, set_name)).questions
-              for solution in q.solutions.values() for c in solution.calls]
+              for arm_name in q.solutions for c in solution(q, arm_name).calls]
     calls = [(tool, args) for tool, args in COMMON_CALLS + stored if tools.tool(tool) is not None]
     offered = {tool.name for tool in tools.tools}
     assert offered == {tool for tool, _ in calls}, "every offered tool needs a valid call here"
