@@ -52,7 +52,7 @@ def create_app() -> FastAPI:
     def leagues(request: Request) -> Response:
         return templates.TemplateResponse(request, "leagues.html", {"seasons": season_links})
 
-    def season_table(request: Request, season: str, pages: dict[int, Season],
+    def season_table(request: Request, season: str, asked: Mapping[str, str], pages: dict[int, Season],
                      parse: Callable[[Mapping[str, str]], SeasonQuery], columns: tuple[Column, ...],
                      template: str) -> Response:
         """A season's per-game or totals page: 404 for a season the site does not hold, 400 for a
@@ -63,7 +63,7 @@ def create_app() -> FastAPI:
             raise HTTPException(404, f"No NBA season ends in {season[:40]!r}: this site holds the seasons "
                                      f"{seasons_held}. See the list at /leagues/.")
         try:
-            query = parse(request.query_params)
+            query = parse(asked)
         except BadQuery as exc:
             raise HTTPException(400, str(exc)) from None
         if query.page != 1:
@@ -75,11 +75,13 @@ def create_app() -> FastAPI:
 
     @app.get("/leagues/NBA_{season}_per_game.html", response_class=HTMLResponse)
     def season_page(request: Request, season: str) -> Response:
-        return season_table(request, season, data.seasons, parse_season_query, SEASON_COLUMNS, "season.html")
+        return season_table(request, season, request.query_params, data.seasons, parse_season_query, SEASON_COLUMNS,
+                            "season.html")
 
     @app.get("/leagues/NBA_{season}_totals.html", response_class=HTMLResponse)
     def totals_page(request: Request, season: str) -> Response:
-        return season_table(request, season, data.totals, parse_totals_query, TOTALS_COLUMNS, "totals.html")
+        return season_table(request, season, request.query_params, data.totals, parse_totals_query, TOTALS_COLUMNS,
+                            "totals.html")
 
     @app.get("/players/", response_class=HTMLResponse)
     def players_index(request: Request) -> Response:
