@@ -35,11 +35,12 @@ $(STAMP): pyproject.toml
 demo: setup
 	@echo "armbench demo, two run sets, every tool running for real against local replicas:"
 	@echo "1. the oracle, a scripted reference policy (not a model) playing every question's stored solution"
-	@echo "   in each arm, over all ten domains: what a perfect agent scores, so every question is solvable;"
+	@echo "   in each arm, over the design and first held-out sets of all ten domains (make oracle: every set):"
+	@echo "   what a perfect agent scores, so every question is solvable;"
 	@echo "2. a real language model ($(LOCAL_MODEL), Qwen2.5-Coder-0.5B-Instruct Q4_K_M) on the GPU sets,"
 	@echo "   replayed from the committed recording $(RECORDING)."
 	rm -rf results/demo results/demo-oracle
-	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/demo-oracle --quiet > /dev/null
+	$(BIN)/bench run --model scripted/oracle --arm all --set design,heldout --domain all --out results/demo-oracle --quiet > /dev/null
 	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/demo --quiet > /dev/null
 	@# PNGs of results/demo/report.html and a question's page
 	$(BIN)/bench report results/demo --screenshots > /dev/null
