@@ -87,7 +87,7 @@ async def test_a_starved_call_that_burns_cpu_as_fast_as_it_can_is_stopped_at_its
     agent's `cpu_limit`, as at --concurrency 1, not the harness's starvation."""
     result = await run_python("while True:\n    pass", SandboxConfig(cpus=0.05, wall_timeout_s=2.5, cpu_s=1))
     assert result.killed_reason == "cpu_limit", result
-    assert result.cpu_seconds < 1  # stopped by the backstop, before its CPU itself reached the 1 s limit
+    assert result.duration_s >= 2.5 * sandbox.BACKSTOP_FACTOR  # the backstop stopped it (load only adds time)
 
 
 @needs_cpu_cgroup
