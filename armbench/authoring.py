@@ -24,9 +24,26 @@ from typing import Any
 
 from armbench.domains import find_domain, tables
 from armbench.errors import UserError
-from armbench.questions import derive_answer, derived_solution, load_set_file, set_path, with_replica_addresses
+from armbench.questions import (
+    derive_answer,
+    derived_solution,
+    implied_scope,
+    load_set_file,
+    set_path,
+    with_replica_addresses,
+)
 from armbench.tools.sandbox import SandboxConfig
-from armbench.types import DERIVED, SET_NAME_PATTERN, AnswerExtraction, Derivation, Question, Shape, Solution, ToolCall
+from armbench.types import (
+    DERIVED,
+    SET_NAME_PATTERN,
+    AnswerExtraction,
+    Derivation,
+    Derived,
+    Question,
+    Shape,
+    Solution,
+    ToolCall,
+)
 
 DERIVED_SHARE = 0.5  # of the sandbox's wall limit a derived solution may take here: the rest is headroom
 EXAMPLE = re.compile(r"Example: .*?:\n(?=\{)", re.S)  # a tool description's worked example: JSON follows
@@ -41,7 +58,8 @@ class Written:
 
 def new_question(domain: str, set_name: str, text: str, answer_format: str, sql: str, *, tie_rule: str | None = None,
                  number_format: str | None = None, tooled: dict[str, Any] | None = None,
-                 shapes: list[str] | None = None, browsing_code: str | None = None, root: Path | None = None) -> Written:
+                 shapes: list[str] | None = None, browsing_code: str | None = None, premise: str | None = None,
+                 root: Path | None = None) -> Written:
     """Check the question as the module docstring says, append it to its set's file, say what was kept."""
     find_domain(domain)
     unknown = sorted(set(shapes or []) - {str(shape) for shape in Shape})
@@ -58,8 +76,8 @@ def new_question(domain: str, set_name: str, text: str, answer_format: str, sql:
                         "order answers otherwise): break the tie in the SQL, or give --tie-rule saying how ties count")
     path = set_path(domain, set_name, root)
     question = Question.model_validate({
-        "id": next_id(domain, set_name, path), "domain": domain, "set": set_name, "text": text, "answer": answer,
-        "answer_format": answer_format, "tie_rule": tie_rule, "derivation": derivation,
+        "id": next_id(domain, set_name, path), "domain": domain, "set": set_name, "text": text, "premise": premise,
+        "answer": answer, "answer_format": answer_format, "tie_rule": tie_rule, "derivation": derivation,
         "created": dt.date.today(), "solutions": {"tooled": tooled} if tooled else {}, "shapes": shapes or [],
     })
     notes = refuse_tool_examples(question)
@@ -135,10 +153,11 @@ def check_tooled(question: Question) -> None:
         raise UserError(f"the tooled solution answers {items}, the data {question.answer}")
 
 
-def browsing_solution(question: Question, code: str | None) -> tuple[Solution | str | None, str]:
+def browsing_solution(question: Question, code: str | None) -> tuple[Solution | Derived | str | None, str]:
     """The browsing solution to keep and what to say: the author's script (`code`, whose stdout lines
-    are the answer), which must give the answer; else the derived one when it gives it in at most
-    DERIVED_SHARE of the sandbox's wall limit; else none."""
+    are the answer), which must give the answer; else the derived one (reading only the rows its SQL
+    requires, `implied_scope`) when it gives it in at most DERIVED_SHARE of the sandbox's wall limit;
+    else none."""
     if code is not None:
         written = Solution(calls=[ToolCall(tool="python", args={"code": code})],
                            answer=AnswerExtraction.model_validate({"from": "stdout"}))
@@ -147,7 +166,8 @@ def browsing_solution(question: Question, code: str | None) -> tuple[Solution | 
             raise UserError(f"the browsing script answers {items}, the data {question.answer}{failure}")
         return written, f"browsing: your script gives the answer in the sandbox in {took:.0f} s"
     try:
-        derived = derived_solution(question)
+        scope = implied_scope(question)
+        derived = derived_solution(question, scope)
     except UserError as error:
         return None, f"no browsing solution: {error}; write one (--browsing-code FILE)"
     items, took, failure = play_in_sandbox(question, derived)
@@ -157,7 +177,13 @@ def browsing_solution(question: Question, code: str | None) -> tuple[Solution | 
         return None, (f"the derived browsing solution gives the answer, but took {took:.0f} s, more than "
                       f"{DERIVED_SHARE:.0%} of the sandbox's wall limit (a busier machine could stop it); write one "
                       "that reads fewer pages (--browsing-code FILE)")
-    return DERIVED, f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s)"
+    reading = f", reading only the rows where {scope_words(scope)}" if scope else ""
+    return (Derived(derived=scope) if scope else DERIVED,
+            f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s{reading})")
+
+
+def scope_words(scope: dict[str, Any]) -> str:
+    return " and ".join(f"{name} = {value!r}" for name, value in scope.items())
 
 
 def play_in_sandbox(question: Question, solution: Solution) -> tuple[list[str], float, str]:
@@ -200,8 +226,10 @@ def question_entry(question: Question) -> str:
     def quoted(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
 
-    lines = [f"  - id: {question.id}", f"    text: {quoted(question.text)}", f"    answer: {quoted(question.answer)}",
-             f"    answer_format: {quoted(question.answer_format)}"]
+    lines = [f"  - id: {question.id}", f"    text: {quoted(question.text)}"]
+    if question.premise:
+        lines.append(f"    premise: {quoted(question.premise)}")
+    lines += [f"    answer: {quoted(question.answer)}", f"    answer_format: {quoted(question.answer_format)}"]
     if question.tie_rule:
         lines.append(f"    tie_rule: {quoted(question.tie_rule)}")
     lines += ["    derivation:", f"      sql: {quoted(question.derivation.sql)}"]
@@ -215,6 +243,9 @@ def question_entry(question: Question) -> str:
     for arm, solution in question.solutions.items():
         if solution == DERIVED:
             lines.append(f"      {arm}: {DERIVED}")
+            continue
+        if isinstance(solution, Derived):
+            lines.append(f"      {arm}: {{{DERIVED}: {quoted(solution.derived)}}}")
             continue
         lines += [f"      {arm}:", "        calls:"]
         for call in solution.calls:

@@ -783,6 +783,8 @@ def questions_new(
     browsing_code: Annotated[Optional[Path], typer.Option(
         help="A python script that reads the replica at {replica:<domain>} and prints the answer, one item a "
              "line (default: the derived solution, when the domain's site reader allows it).")] = None,
+    premise: Annotated[Optional[str], typer.Option(
+        help='What the question takes as given, shown after it as "Given: ...".')] = None,
 ) -> None:
     """Write a question from the data: compute its answer, refuse it when it has none, when ties decide
     it without a rule or a tool's example answers it, check its solutions, and add it to its set's file."""
@@ -791,7 +793,8 @@ def questions_new(
     written = new_question(domain, set_, text, answer_format, sql, tie_rule=tie_rule, number_format=number_format,
                            tooled=parse_tooled(tooled) if tooled else None,
                            shapes=[part.strip() for part in (shape or "").split(",") if part.strip()],
-                           browsing_code=read_text(browsing_code, "browsing script") if browsing_code else None)
+                           browsing_code=read_text(browsing_code, "browsing script") if browsing_code else None,
+                           premise=premise)
     question = written.question
     out.print(f"wrote {question.id} to {shown_path(written.path)}: answer {question.join_answer(question.answer)}",
               highlight=False, soft_wrap=True)

@@ -31,6 +31,7 @@ from armbench.types import (
     SET_NAME_PATTERN,
     AnswerExtraction,
     Derivation,
+    Derived,
     Question,
     SetName,
     Solution,
@@ -202,7 +203,20 @@ def verify(question_sets: list[QuestionSet]) -> list[str]:
                     f"{question.id}: stored answer {question.answer} != derived {derived}"
                 )
             problems.extend(_missing_source_rows(question))
+            problems.extend(_unimplied_scope(question))
     return problems
+
+
+def _unimplied_scope(question: Question) -> list[str]:
+    """A derived solution's scope must be the question's (what its SQL requires of every row), never
+    a narrowing that only happens to keep the answer."""
+    stored = question.solutions.get("browsing")
+    if not isinstance(stored, Derived):
+        return []
+    implied = implied_scope(question)
+    extra = {name: value for name, value in stored.derived.items() if implied.get(name, object()) != value}
+    return [f"{question.id}: the derived solution reads only rows where {name} = {value!r}, which its SQL "
+            "does not require of every row it reads" for name, value in extra.items()]
 
 
 def _missing_source_rows(question: Question) -> list[str]:
@@ -218,14 +232,15 @@ def _missing_source_rows(question: Question) -> list[str]:
 
 # --- derived browsing solutions ---------------------------------------------------------------
 
-DERIVED_MAIN = '''
+DERIVED_MAIN = """
+import inspect
 import re
 import sqlite3
 
 
 def stored(kind, shown):
-    """A value as the site shows it, as the data holds it: a number without its commas, currency and
-    percent signs (the marks parity.as_decimal reads past too), a whole one as an int."""
+    \"\"\"A value as the site shows it, as the data holds it: a number without its commas, currency and
+    percent signs (the marks parity.as_decimal reads past too), a whole one as an int.\"\"\"
     if shown is None or kind not in ("number", "boolean"):
         return shown
     if kind == "boolean":
@@ -234,29 +249,43 @@ def stored(kind, shown):
     return int(number) if re.fullmatch(r"-?\\d+", number) else float(number)
 
 
+# A reader that can read less says so by its parameters: `scope` (the rows wanted: field -> value)
+# and `fields` (the fields the SQL needs); it may still give more, and the rows are narrowed here.
+narrowing = {"scope": SCOPE, "fields": NEEDED_FIELDS}
+taken = inspect.signature(read_site).parameters
 merged = {}
-for row in read_site(BASE):
+for row in read_site(SITE_BASE, **{name: value for name, value in narrowing.items() if name in taken}):
     if "out_of_tool" not in row:
         merged.setdefault(tuple(row.get(name) for name in KEY), {}).update(row)
+rows = [[stored(kind, row.get(name)) for name, kind in ROW_KINDS.items()] for row in merged.values()]
+where = [list(ROW_KINDS).index(name) for name in SCOPE]
+rows = [row for row in rows if all(row[at] == SCOPE[name] for at, name in zip(where, SCOPE))]
 database = sqlite3.connect(":memory:")
-database.execute(f"CREATE TABLE {TABLE} (" + ", ".join(f'"{name}"' for name in KINDS) + ")")
-database.executemany(f"INSERT INTO {TABLE} VALUES (" + ", ".join("?" * len(KINDS)) + ")",
-                     [[stored(kind, row.get(name)) for name, kind in KINDS.items()] for row in merged.values()])
-for value, *_ in database.execute(SQL):
-    print(value if FORMAT is None or value is None else FORMAT.format(value))
-'''
+database.execute(f"CREATE TABLE {TABLE} (" + ", ".join(f'"{TABLE_COLUMNS.get(name, name)}"' for name in ROW_KINDS) + ")")
+database.executemany(f"INSERT INTO {TABLE} VALUES (" + ", ".join("?" * len(ROW_KINDS)) + ")", rows)
+for value, *_ in database.execute(QUESTION_SQL):
+    print(value if ANSWER_FORMAT is None or value is None else ANSWER_FORMAT.format(value))
+"""
+
+
+# Derivations are polars SQL (derive_answer); sqlite3 spells one of its words otherwise: ILIKE, which
+# is sqlite's LIKE (case-blind for ASCII letters; the oracle's run proves the answer the same).
+ILIKE = re.compile(r"\bILIKE\b", re.I)
 
 
 def solution(question: Question, arm: str) -> Solution | None:
-    """The question's solution in `arm`: as stored, or derived (DERIVED)."""
+    """The question's solution in `arm`: as stored, or derived (DERIVED, or Derived with a scope)."""
     stored = question.solutions.get(arm)
-    return derived_solution(question) if stored == DERIVED else stored
+    if stored == DERIVED:
+        return derived_solution(question)
+    return derived_solution(question, stored.derived) if isinstance(stored, Derived) else stored
 
 
-def derived_solution(question: Question) -> Solution:
-    """One python call: the domain's site reader reads the whole site into its tool's rows, sqlite3
-    holds them as the table the reader names (TABLE: the replica table whose columns are the tool's
-    fields), and the question's derivation SQL runs over it; its first column is the answer."""
+def derived_solution(question: Question, scope: dict[str, Any] | None = None) -> Solution:
+    """One python call: the domain's site reader reads the site (only the rows in `scope`, field ->
+    value, when given) into its tool's rows, sqlite3 holds them as the table the reader names (TABLE:
+    the replica table whose columns are the tool's fields, under the table's names), and the
+    question's derivation SQL runs over it; its first column is the answer."""
     from armbench.domains.parity import reader_source, site_reader, tool_of
 
     domain = find_domain(question.domain)
@@ -265,12 +294,47 @@ def derived_solution(question: Question) -> Solution:
     if table is None:
         raise UserError(f"{question.id}: a derived browsing solution needs the {question.domain} site reader "
                         "to name the table its rows are (TABLE)")
-    settings = {"BASE": f"{{replica:{question.domain}}}", "TABLE": table, "KINDS": tool_of(domain).table.kinds,
-                "SQL": question.derivation.sql, "FORMAT": question.derivation.format}
+    fields = tool_of(domain).table
+    # a field a row returns but a call chooses another way (funds' status) is a column all the same
+    kinds = fields.kinds | dict.fromkeys(fields.returned_only, "string")
+    scope = scope or {}
+    unknown = sorted(scope.keys() - kinds.keys())
+    if unknown:
+        raise UserError(f"{question.id}: the derived solution's scope names {', '.join(unknown)}, not fields of "
+                        f"{reader.TOOL}: {', '.join(kinds)}")
+    needed = [name for name in kinds if name in scope or name in reader.KEY
+              or re.search(rf"\b{re.escape(fields.columns.get(name, name))}\b", question.derivation.sql)]
+    settings = {"SITE_BASE": f"{{replica:{question.domain}}}", "ROW_KINDS": kinds,
+                "TABLE_COLUMNS": fields.columns, "SCOPE": scope, "NEEDED_FIELDS": needed,
+                "QUESTION_SQL": ILIKE.sub("LIKE", question.derivation.sql), "ANSWER_FORMAT": question.derivation.format}
+    clashing = sorted(settings.keys() & vars(reader).keys())
+    if clashing:
+        raise UserError(f"the {question.domain} site reader defines {', '.join(clashing)}, which a derived "
+                        "solution sets: rename them in the reader")
     code = "\n".join([reader_source(domain), "", *(f"{name} = {value!r}" for name, value in settings.items()),
                       DERIVED_MAIN])
     return Solution(calls=[ToolCall(tool="python", args={"code": code})],
                     answer=AnswerExtraction.model_validate({"from": "stdout"}))
+
+
+def implied_scope(question: Question) -> dict[str, Any]:
+    """The values the derivation's SQL requires of every row it reads, by tool field: each
+    `column = literal` written as many times as the SQL reads the reader's table (`FROM <TABLE>`),
+    so every query over the table has it (a conservative reading of simple SQL, which the oracle's
+    run then proves). A derived solution given it reads only those rows."""
+    from armbench.domains.parity import site_reader, tool_of
+
+    domain = find_domain(question.domain)
+    fields = tool_of(domain).table
+    field_of = {fields.columns.get(name, name): name for name in fields.kinds}
+    sql = question.derivation.sql
+    reads = len(re.findall(rf"\bFROM\s+{re.escape(site_reader(domain).TABLE)}\b", sql, re.I))
+    scope: dict[str, Any] = {}
+    for column, text, number in re.findall(r"\b(\w+)\s*=\s*(?:'([^']*)'|(-?\d+(?:\.\d+)?))(?![\d.])", sql):
+        written = re.escape(f"'{text}'" if not number else number)
+        if column in field_of and len(re.findall(rf"\b{column}\s*=\s*{written}(?![\d.])", sql)) >= reads > 0:
+            scope[field_of[column]] = text if not number else float(number) if "." in number else int(number)
+    return scope
 
 
 # --- lock --------------------------------------------------------------------------------------

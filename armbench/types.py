@@ -177,6 +177,16 @@ class Solution(Strict):
 DERIVED = "derived"
 
 
+class Derived(Strict):
+    """A derived browsing solution that reads only the rows where each field has the value given
+    (`browsing: {derived: {manufacturer: Intel}}`): the site reader narrows its reading with the
+    site's own filters, and the derivation runs over those rows only, so a question about one
+    maker's GPUs does not read every GPU's page. The oracle's run proves the narrowing keeps the
+    answer."""
+
+    derived: dict[str, str | int | float | bool] = Field(min_length=1)
+
+
 class Shape(Term):
     """What a question asks of the rows it filters (the study's shapes); `bench questions list` counts them."""
 
@@ -203,7 +213,7 @@ class Question(Strict):
     tie_rule: str | None = None
     derivation: Derivation
     source_rows: list[str] = Field(default_factory=list)
-    solutions: dict[str, Solution | Literal["derived"]] = Field(default_factory=dict)
+    solutions: dict[str, Solution | Derived | Literal["derived"]] = Field(default_factory=dict)
     created: dt.date
     # Left out of dumps when empty, so the hashes of sets written before the field stay the same.
     shapes: list[Shape] = Field(default_factory=list, exclude_if=lambda value: not value)

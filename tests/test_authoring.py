@@ -9,6 +9,7 @@ import pytest
 
 from armbench.paths import QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.questions import load_set_file, load_sets, solution, verify
+from armbench.types import Derived
 
 LOWEST_2010 = ("SELECT state FROM crashes WHERE year = 2010 AND fatality_rate_per_100m_vmt = "
                "(SELECT min(fatality_rate_per_100m_vmt) FROM crashes WHERE year = 2010)")
@@ -35,15 +36,19 @@ def test_a_question_is_written_from_the_data_with_solutions_that_give_its_answer
     code, out, err = new(cli, "--tie-rule", "list every state tied for the lowest", "--tooled", json.dumps(TOOLED))
     assert code == 0, err
     assert "wrote crashes-trial-01" in out and "answer Massachusetts" in out
-    assert "browsing: derived" in out
+    # the SQL requires year = 2010 of every row it reads, so the derived solution reads only those
+    assert "browsing: derived" in out and "reading only the rows where year = 2010" in out
     written = load_set_file(bank / "crashes" / "trial.yaml")
     [question] = written.questions
-    assert question.answer == ["Massachusetts"] and question.solutions["browsing"] == "derived"
+    assert question.answer == ["Massachusetts"] and question.solutions["browsing"] == Derived(derived={"year": 2010})
     assert solution(question, "tooled").calls[0].args == TOOLED["calls"][0]["args"]
     assert verify(load_sets(["crashes"], root=bank)) == []
-    code, out, _ = new(cli, "--tie-rule", "list every state tied for the lowest")
+    premise = "The rate is fatalities per 100 million vehicle miles traveled."
+    code, out, _ = new(cli, "--tie-rule", "list every state tied for the lowest", "--premise", premise)
     assert code == 0 and "wrote crashes-trial-02" in out  # numbered after the first
     assert "no tooled solution" in out
+    second = load_set_file(bank / "crashes" / "trial.yaml").questions[1]
+    assert second.premise == premise and second.prompt().startswith(f"{second.text}\n\nGiven: {premise}")
 
 
 @pytest.mark.parametrize("options, sql, refusal", [

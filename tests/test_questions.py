@@ -23,7 +23,7 @@ from armbench.questions import (
     unlocked_sets,
     verify,
 )
-from armbench.types import DERIVED, AnswerExtraction
+from armbench.types import DERIVED, AnswerExtraction, Derived
 from tests.support.run_sets import make_manifest, make_record
 
 
@@ -114,9 +114,34 @@ def test_a_derived_browsing_solution_is_one_standalone_python_call_running_the_d
 
 
 def test_a_derived_solution_needs_a_reader_that_names_its_table():
-    question = next(q for qs in load_sets(["banks"], ["design"]) for q in qs.questions)
-    with pytest.raises(UserError, match="banks site reader to name the table its rows are"):
+    question = next(q for qs in load_sets(["worldbank"], ["design"]) for q in qs.questions)
+    with pytest.raises(UserError, match="worldbank site reader to name the table its rows are"):
         derived_solution(question)
+
+
+def test_a_scoped_derived_solution_hands_its_scope_and_the_fields_its_sql_needs_to_the_reader():
+    question = next(q for qs in load_sets(["gpus"], ["heldout-2"]) for q in qs.questions if q.id == "gpus-heldout-2-01")
+    assert question.solutions["browsing"] == Derived(derived={"manufacturer": "Intel"})
+    code = solution(question, "browsing").calls[0].args["code"]
+    assert "SCOPE = {'manufacturer': 'Intel'}" in code
+    # the SQL names the table's column; the reader is asked for the tool's field it is
+    assert "NEEDED_FIELDS = ['manufacturer', 'name', 'fp64_gflop_s']" in code
+    assert "'fp64_gflop_s': 'double_float_performance_gflop_s'" in code
+
+
+def test_a_scope_its_sql_does_not_require_fails_verify(bank):
+    path = bank / "gpus" / "heldout-2.yaml"
+    edit_set(path, lambda raw: raw["questions"][0]["solutions"].update(
+        browsing={"derived": {"manufacturer": "Intel", "generation": "Xe-HPC"}}))
+    assert verify([load_set_file(path)]) == [
+        "gpus-heldout-2-01: the derived solution reads only rows where generation = 'Xe-HPC', which its SQL "
+        "does not require of every row it reads"]
+
+
+def test_a_scope_naming_no_field_of_the_tool_is_refused():
+    question = next(q for qs in load_sets(["gpus"], ["heldout-2"]) for q in qs.questions)
+    with pytest.raises(UserError, match="scope names maker, not fields of gpu_query"):
+        derived_solution(question, {"maker": "Intel"})
 
 
 def test_a_changed_reference_fails_verify_naming_the_question(bank):

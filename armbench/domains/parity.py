@@ -6,8 +6,8 @@ browsing impossible, not harder; a row the site shows that the tool lacks (say, 
 makes a question answerable by browsing and silently wrong through the tool.
 
 A domain's **site reader**, `armbench/domains/<name>/site_reader.py`, reads its replica into rows.
-It imports the standard library only, so it also runs inside the python sandbox (where a question's
-browsing solution can be derived from it). It defines:
+It imports the standard library and the reading kit (reading.py) only, so it also runs inside the
+python sandbox (where a question's browsing solution can be derived from it). It defines:
 
     TOOL = "crash_query"            # the typed tool whose rows the site shows
     KEY = ("state", "year")         # the tool fields that name one row
@@ -22,6 +22,11 @@ browsing solution can be derived from it). It defines:
         # text (numbers as displayed, "1,234.5"; dates as ISO text, "2020-03-17", or the part the
         # site shows, "2020-03"), True/False for a yes/no, None for a value shown as missing.
         # Rows of one key from several pages (a year page, a state page) are merged here.
+    TABLE = "crashes"               # optional: the replica table the rows are, which derived
+        # browsing solutions (questions.derived_solution) name in their SQL
+    def read_site(base: str, scope: dict | None = None) -> list[dict]: ...
+        # optional `scope` (field -> value, a derived solution's): read only what the site's own
+        # filters give for it (the rows in it, and any others the filters let through)
 
 `check_parity(domain, base)` reads the site and compares it with the tool's rows (a tool that
 answers from rows has `table`, its TableFields, and `frame()`, its rows): every tool row is on the
@@ -104,7 +109,12 @@ def reader_source(domain: Domain) -> str:
     reader = site_reader(domain)
     if reader is None:
         raise UserError(f"domain {domain.name!r} has no site reader (armbench/domains/{domain.name}/site_reader.py)")
-    own = STANDALONE_DROPS.sub("", reader_path(domain).read_text(encoding="utf-8"))
+    return standalone_source(reader_path(domain))
+
+
+def standalone_source(path: Path) -> str:
+    """The reader at `path` as one script: the reading kit's text, then the reader's own."""
+    own = STANDALONE_DROPS.sub("", path.read_text(encoding="utf-8"))
     return Path(reading.__file__).read_text(encoding="utf-8") + "\n\n" + own
 
 

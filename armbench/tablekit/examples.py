@@ -1,8 +1,9 @@
 """The example question each new question file carries (commented out): written from the data, so
-its answer is right, with a tooled and a browsing solution that `bench questions verify` accepts.
+its answer is right, with a tooled solution and a derived browsing one (the domain's site reader
+and the question's SQL, questions.derived_solution) that `bench questions verify` accepts.
 
 Design asks for the entity with the highest value of the first number the list shows, held-out
-for the lowest (else both count the rows); the browsing solution reads the list page sorted by it.
+for the lowest (else both count the rows).
 """
 from __future__ import annotations
 
@@ -33,42 +34,20 @@ def example_question(d: Draft, frame: pl.DataFrame, set_name: str) -> str:
     word, fn, order = ("highest", "max", "desc") if highest else ("lowest", "min", "asc")
     sql, answer = derive(lambda q: f"SELECT {q(d.key)} FROM {q(d.name)} WHERE {q(column.name)} = "
                                    f"(SELECT {fn}({q(column.name)}) FROM {q(d.name)})", d.name, frame)
-    cell = d.list_fields.index(column.name) - 1  # the list's <td> cells come after the key's <th>
-    code = f'''\
-import html, re, urllib.request
-BASE = "{{replica:{d.name}}}"
-# The list page sorted by {column.words}, {word} first (unknown values last): its first rows are the answer.
-with urllib.request.urlopen(BASE + "/{d.name}?sort={column.name}&order={order}", timeout=20) as response:
-    page = response.read().decode()
-rows = re.findall(r'<th scope="row"><a href="[^"]*">(.*?)</a></th>(.*?)</tr>', page, re.S)
-cells = [re.findall(r"<td>(.*?)</td>", rest, re.S) for _, rest in rows]
-top = cells[0][{cell}]  # {column.name}: the list's column {cell + 2}
-for (key, _), row in zip(rows, cells):
-    if row[{cell}] == top:  # every {d.one} tied for the {word}
-        print(html.unescape(key).strip())
-'''
     return question_yaml(
         d.name, qid, f"Which {d.one} has the {word} {column.words}?", answer,
         f"the {d.one}'s {d.column(d.key).words} exactly as the table writes it",
         f"if several {d.many} tie for the {word} {column.words}, list all of them", sql,
         {"sort_by": column.name, "order": order, "limit": 5, "fields": [d.key, column.name]},
-        {"from": "rows", "field": d.key, "ties_on": column.name}, code)
+        {"from": "rows", "field": d.key, "ties_on": column.name})
 
 
 def count_question(d: Draft, frame: pl.DataFrame, qid: str) -> str:
     sql, answer = derive(lambda q: f"SELECT count(*) FROM {q(d.name)}", d.name, frame)
-    code = f'''\
-import re, urllib.request
-BASE = "{{replica:{d.name}}}"
-with urllib.request.urlopen(BASE + "/{d.name}", timeout=20) as response:
-    page = response.read().decode()
-# The list says "Showing 1–100 of <total>."
-print(re.search(r"of ([0-9,]+)\\.", page).group(1).replace(",", ""))
-'''
     return question_yaml(
         d.name, qid, f"How many {d.many} does the table list?", answer,
         "a whole number, digits only (e.g. 12)", None, sql, {"aggregate": {"fn": "count"}},
-        {"from": "aggregate"}, code)
+        {"from": "aggregate"})
 
 
 def derive(sql: Callable[[Callable[[str], str]], str], table: str, frame: pl.DataFrame) -> tuple[str, list[str]]:
@@ -86,7 +65,7 @@ def derive(sql: Callable[[Callable[[str], str]], str], table: str, frame: pl.Dat
 
 
 def question_yaml(domain: str, qid: str, text: str, answer: list[str], answer_format: str, tie_rule: str | None, sql: str,
-                  args: dict[str, Any], extraction: dict[str, Any], code: str) -> str:
+                  args: dict[str, Any], extraction: dict[str, Any]) -> str:
     lines = [
         "questions:",
         f"  - id: {qid}",
@@ -105,13 +84,7 @@ def question_yaml(domain: str, qid: str, text: str, answer: list[str], answer_fo
         f"          - tool: {domain}_query",
         f"            args: {flow(args)}",
         f"        answer: {flow(extraction)}",
-        "      browsing:",
-        "        calls:",
-        "          - tool: python",
-        "            args:",
-        "              code: |",
-        *("                " + line if line else "" for line in code.splitlines()),
-        "        answer: {from: stdout}",
+        "      browsing: derived",
     ]
     return "\n".join(lines) + "\n"
 
@@ -126,8 +99,10 @@ def question_file(d: Draft, set_name: str, created: dt.date, example: str) -> st
         # Each question: id ({d.name}-{set_name}-NN), text, answer (a list: every item the reference holds),
         # answer_format, tie_rule when ties are possible, derivation (SQL over the table `{d.name}`, whose first
         # column is the answer; `bench questions verify` re-runs it) and solutions: `tooled` (a call of
-        # {d.name}_query and which field of its rows is the answer) and `browsing` (a python call that reads the
-        # replica at {{replica:{d.name}}} and prints the answer, one item a line). Then `bench questions freeze`.
+        # {d.name}_query and which field of its rows is the answer) and `browsing`: `derived` (the site reader
+        # reads the replica and the SQL runs over its rows) or a python call that reads the replica at
+        # {{replica:{d.name}}} and prints the answer, one item a line. `bench questions new {d.name} {set_name}`
+        # writes one from its text and SQL, with both solutions checked. Then `bench questions freeze`.
         domain: {d.name}
         set: {set_name}
         created: {created.isoformat()}

@@ -2,8 +2,9 @@
 from domain.yaml and `bench domain check` compares with the file (the contract it meets, and the
 check that runs it: armbench/domains/parity.py).
 
-A reader imports the standard library only (it also runs in the python sandbox, where armbench is
-not installed), so what it must know of the site is baked into its text: the list's address, and
+A reader imports the standard library and the reading kit only (armbench/domains/reading.py: in the
+python sandbox, where armbench is not installed, the kit's text comes first), so what it must know of
+the site is baked into its text: the list's address, and
 each field's label, unit, missing-value text and yes/no words, taken from site.py's own functions so
 the two cannot disagree. It reads the fewest pages that show every field: the list pages when the
 list shows them all, else the list pages for the addresses and then every entity's page.
@@ -17,7 +18,6 @@ from armbench.tablekit.site import BOOL_WORDS, line, list_column
 from armbench.tablekit.spec import FieldSpec, TableSpec
 
 READER_FILE = "site_reader.py"
-WORKERS = 4  # threads reading pages: the sandbox may allow a call no more than 8 processes and threads
 
 HEAD = '''\
 """The $name domain's site reader: its replica website read into the rows of $tool
@@ -31,10 +31,10 @@ checked by `bench domain check $name`: edit domain.yaml, not this file.
 from __future__ import annotations
 
 import html
-import http.client
 import re
-from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit
+from urllib.parse import urlencode
+
+from armbench.domains.reading import fetch_pages
 
 TOOL = $tool_literal
 TABLE = $table_literal  # the replica table these rows are, as derivations name it (derived solutions)
@@ -48,25 +48,27 @@ FIELDS = (
 $fields
 )
 YES_NO = $yes_no
-WORKERS = $workers  # threads reading pages, each over one kept-alive connection
-TIMEOUT = 30  # seconds a page may take
+# The list form's filters a scope (a derived solution's rows wanted, field -> value) can use: "value"
+# (a choice, or a box that finds a part: rows beyond the scope, which the caller narrows), "yes_no",
+# or "range" (a min and a max box).
+LIST_FILTERS = $list_filters
 
 PAGE_COUNT = re.compile(r"<p>Page 1 of (\\d+)</p>")
 '''
 
 FROM_LIST = '''
-HEADER = re.compile(r'<th scope="col"[^>]*>\\s*<a href="[^"]*">(.*?)</a>', re.S)
-ROW = re.compile(r'<tr>\\s*<th scope="row"><a href="[^"]*">(.*?)</a></th>(.*?)</tr>', re.S)
-CELL = re.compile(r"<td>(.*?)</td>", re.S)
+LIST_HEADER = re.compile(r'<th scope="col"[^>]*>\\s*<a href="[^"]*">(.*?)</a>', re.S)
+LIST_ROW = re.compile(r'<tr>\\s*<th scope="row"><a href="[^"]*">(.*?)</a></th>(.*?)</tr>', re.S)
+LIST_CELL = re.compile(r"<td>(.*?)</td>", re.S)
 
 
-def read_site(base: str) -> list[dict]:
-    """Every row of the list pages."""
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """Every row of the list pages (those the scope's filters give, when given)."""
     rows = []
-    for number, page in enumerate(list_pages(base), start=1):
-        check_labels(f"{base}{LIST}?page={number}", HEADER.findall(page))
-        for first, rest in ROW.findall(page):
-            rows.append(row([first, *CELL.findall(rest)]))
+    for number, page in enumerate(list_pages(base, scope), start=1):
+        check_labels(f"{base}{LIST}?page={number}", LIST_HEADER.findall(page))
+        for first, rest in LIST_ROW.findall(page):
+            rows.append(row([first, *LIST_CELL.findall(rest)]))
     return rows
 '''
 
@@ -75,11 +77,11 @@ LINK = re.compile(r'<th scope="row"><a href="([^"]*)">')
 LINE = re.compile(r'<tr>\\s*<th scope="row">(.*?)</th>\\s*<td>(.*?)</td>\\s*</tr>', re.S)
 
 
-def read_site(base: str) -> list[dict]:
-    """Every entity's page, found through the list pages."""
-    paths = [html.unescape(path) for page in list_pages(base) for path in LINK.findall(page)]
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """Every entity's page, found through the list pages (those the scope's filters give, when given)."""
+    paths = [html.unescape(path) for page in list_pages(base, scope) for path in LINK.findall(page)]
     rows = []
-    for path, page in zip(paths, read_pages(base, paths)):
+    for path, page in zip(paths, fetch_pages(base, paths)):
         lines = LINE.findall(page)
         check_labels(base + path, [label for label, _ in lines])
         rows.append(row([cell for _, cell in lines]))
@@ -88,12 +90,29 @@ def read_site(base: str) -> list[dict]:
 
 COMMON = '''
 
-def list_pages(base: str) -> list[str]:
-    first = read_pages(base, [LIST])[0]
+def list_pages(base: str, scope: dict | None) -> list[str]:
+    search = filtered(scope)
+    first = fetch_pages(base, [f"{LIST}?{search}" if search else LIST])[0]
     count = PAGE_COUNT.search(first)
     if count is None:
         raise ValueError(f"{base}{LIST} shows no page count: is it the $name site?")
-    return [first, *read_pages(base, [f"{LIST}?page={number}" for number in range(2, int(count[1]) + 1)])]
+    rest = [f"{LIST}?{search}&page={number}" if search else f"{LIST}?page={number}"
+            for number in range(2, int(count[1]) + 1)]
+    return [first, *fetch_pages(base, rest)]
+
+
+def filtered(scope: dict | None) -> str:
+    """The list's query for the scope's fields its form filters on: its rows, and perhaps more."""
+    params = {}
+    for name, value in (scope or {}).items():
+        how = LIST_FILTERS.get(name)
+        if how == "range":
+            params |= {f"{name}_min": value, f"{name}_max": value}
+        elif how == "yes_no":
+            params[name] = {flag: word for word, flag in YES_NO.items()}[value]
+        elif how == "value":
+            params[name] = value
+    return urlencode(params)
 
 
 def check_labels(url: str, labels: list[str]) -> None:
@@ -112,35 +131,6 @@ def row(cells: list[str]) -> dict:
         text = html.unescape(cell)
         found[name] = None if text == missing else YES_NO.get(text, text) if yes_no else text.removesuffix(after)
     return found
-
-
-def read_pages(base: str, paths: list[str]) -> list[str]:
-    """The pages at `paths`, in order: each thread reads its share over one connection, kept alive
-    (a connection per page would double the server's work)."""
-    pages = [""] * len(paths)
-    with ThreadPoolExecutor(WORKERS) as pool:
-        shares = pool.map(read_share, [base] * WORKERS, [paths[worker::WORKERS] for worker in range(WORKERS)])
-        for worker, share in enumerate(shares):
-            pages[worker::WORKERS] = share
-    return pages
-
-
-def read_share(base: str, paths: list[str]) -> list[str]:
-    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=TIMEOUT)
-    try:
-        return [get(connection, base, path) for path in paths]
-    finally:
-        connection.close()
-
-
-def get(connection: http.client.HTTPConnection, base: str, path: str) -> str:
-    """One page; an HTTP error raises with its URL, status and the start of its body."""
-    connection.request("GET", path)
-    response = connection.getresponse()
-    body = response.read().decode("utf-8", "replace")
-    if response.status != 200:
-        raise RuntimeError(f"GET {base}{path}: HTTP {response.status}: {body[:300]}")
-    return body
 '''
 
 
@@ -194,5 +184,10 @@ def reader_text(spec: TableSpec) -> str:
         page_size=spec.site.page_size,
         fields="\n".join(f"    {entry!r}," for entry in entries),
         yes_no=repr({word: value for value, word in BOOL_WORDS.items()}),
-        workers=WORKERS,
+        list_filters=repr({name: filter_kind(spec.field(name)) for name in spec.site.filters}),
     )
+
+
+def filter_kind(field: FieldSpec) -> str:
+    """How the list's form filters on `field` (site.form_filter's controls, as a scope uses them)."""
+    return "yes_no" if field.kind == "bool" else "value" if field.kind == "text" else "range"

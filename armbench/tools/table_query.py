@@ -15,7 +15,7 @@ import math
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Annotated, Any
 
@@ -99,6 +99,9 @@ class TableFields:
     noun: str  # "GPU": "[] = every GPU"
     max_limit: int = 200
     returned_only: tuple[str, ...] = ()  # fields a row can return that are chosen another way
+    # The replica table's column for each field named otherwise: derived browsing solutions run a
+    # question's SQL, written over the table, over the site's rows under these names.
+    columns: dict[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:

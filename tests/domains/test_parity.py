@@ -15,7 +15,7 @@ import pytest
 
 from armbench.domains import DOMAINS, reading
 from armbench.domains.crashes.tools import CrashQuery
-from armbench.domains.parity import check_parity, reader_path, reader_source, site_reader
+from armbench.domains.parity import check_parity, key_of, reader_path, reader_source, same_value, site_reader, tool_of
 from armbench.replicas.serve import Replica
 from armbench.replicas.supervisor import replicas_running
 
@@ -94,3 +94,26 @@ def test_a_tool_field_no_page_shows_is_named(replica_env, monkeypatch):
         parity = check_parity(crashes, endpoints["crashes"].base_url)
     [problem] = parity.problems
     assert problem.startswith("crashes: tool field seatbelt_use_pct is on no page: 1000 row(s), e.g. state=")
+
+
+# A scope per reader that narrows with its site's filters: (domain, field -> value).
+SCOPES = [("gpus", {"manufacturer": "Intel"}), ("funds", {"category": "Energy"}), ("banks", {"state": "IL"}),
+          ("nba", {"season": 2011}), ("exoplanets", {"disc_year": 1995}), ("moon", {"target": "Phobos"})]
+
+
+@pytest.mark.parametrize(("name", "scope"), SCOPES, ids=[name for name, _ in SCOPES])
+def test_a_reader_given_a_scope_reads_the_scoped_rows_through_the_sites_filters(name, scope, replica_env):
+    """What a derived solution with a scope relies on: every row in the scope is read (the same keys
+    as the tool's rows in it), and the site's filters spared it most of the others."""
+    domain = DOMAINS[name]
+    reader, tool = site_reader(domain), tool_of(domain)
+    with replicas_running([domain.replica]) as endpoints:
+        rows = reader.read_site(endpoints[name].base_url.rstrip("/"), scope)
+    in_scope = {key_of(row, reader.KEY) for row in rows if "out_of_tool" not in row
+                and all(same_value(tool.table.kinds[field], row[field], value) for field, value in scope.items())}
+    frame = tool.frame()
+    for field, value in scope.items():
+        frame = frame.filter(pl.col(field) == value)
+    expected = {key_of(row, reader.KEY) for row in frame.select(list(reader.KEY)).to_dicts()}
+    assert in_scope == expected and expected
+    assert len(rows) < tool.frame().height / 4

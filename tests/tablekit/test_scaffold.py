@@ -199,9 +199,7 @@ def test_the_question_files_load_empty_and_their_examples_verify(roots):
         assert derived.to_list() == question.answer == answer
         (call,) = question.solutions["tooled"].calls
         assert call.tool == "cities_query" and call.args != tool_example  # the description's example is no solution
-        code = question.solutions["browsing"].calls[0].args["code"]
-        assert "{replica:cities}" in code and f"/cities?sort=population&order={'desc' if word == 'highest' else 'asc'}" in code
-        compile(code, "browsing", "exec")
+        assert question.solutions["browsing"] == "derived"  # the site reader and the SQL (played in test_a_new_domain)
         path.write_text(yaml.safe_dump(document, sort_keys=False))
         assert len(load_set_file(path).questions) == 1
 

@@ -1,12 +1,15 @@
 """A table domain's site reader (armbench/tablekit/reader.py): `bench domain new` and `bench data
 build` write it, it reads the domain's site into the tool's rows (parity holds, from the entity pages
-or, when the list shows every field, the list pages alone), it imports the standard library only, and
-`bench domain check` names a reader that is not what the kit writes."""
+or, when the list shows every field, the list pages alone), it imports the standard library and the
+reading kit only (and runs without armbench after the kit's text, as in the sandbox), a scope narrows
+it with the list's filters, and `bench domain check` names a reader that is not what the kit writes."""
 from __future__ import annotations
 
 import ast
 import importlib.util
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -14,6 +17,7 @@ import pytest
 import yaml
 
 from armbench.domains import parity
+from armbench.domains.parity import standalone_source
 from armbench.tablekit import TableDomain
 from armbench.tablekit.check import problems
 from armbench.tablekit.reader import READER_FILE
@@ -102,23 +106,43 @@ def test_an_http_error_names_the_url_status_and_body(folder, monkeypatch):
     module = reader(folder)
     monkeypatch.setattr(module, "LIST", "/nowhere")
     with serve(TableDomain(str(folder / "__init__.py")).create_app()) as base, \
-            pytest.raises(RuntimeError, match=f"^GET {base}/nowhere: HTTP 404: \\s*<!doctype html>") as error:
+            pytest.raises(RuntimeError, match=f"^GET {base}/nowhere: HTTP 404: Shops 404 Not Found There is no page at /nowhere") as error:
         module.read_site(base)
     assert len(str(error.value)) <= len(f"GET {base}/nowhere: HTTP 404: ") + 300
 
 
-def test_the_reader_imports_the_standard_library_only(folder):
+def test_the_reader_imports_the_standard_library_and_the_reading_kit_only(folder):
     tree = ast.parse((folder / READER_FILE).read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported and {name.partition(".")[0] for name in imported} <= sys.stdlib_module_names
+    assert "armbench.domains.reading" in imported
+    assert {name.partition(".")[0] for name in imported - {"armbench.domains.reading"}} <= sys.stdlib_module_names
+
+
+STANDALONE = """
+import sys
+namespace = {}
+exec(sys.stdin.read(), namespace)
+print(len(namespace["read_site"](sys.argv[1], {"aisle": "Dairy"})))
+"""
+
+
+def test_the_reader_runs_without_armbench_after_the_reading_kit_as_in_the_sandbox(folder):
+    """python -I from an empty folder: the kit's text and the reader's, one script; a scope narrows it."""
+    edit_spec(folder, lambda spec: spec["site"].update(filters=["aisle"]))
+    with serve(TableDomain(str(folder / "__init__.py")).create_app()) as base:
+        ran = subprocess.run([sys.executable, "-I", "-c", STANDALONE, base], input=standalone_source(folder / READER_FILE),
+                             capture_output=True, text=True, timeout=120, cwd=tempfile.gettempdir(), check=False)
+        everything = len(reader(folder).read_site(base))
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert (int(ran.stdout), everything) == (2, 10)  # Crème <fraîche> and Milk
 
 
 def test_the_check_names_a_reader_that_is_not_the_kits(folder):
     path = folder / READER_FILE
     assert problems(folder) == []
     written = path.read_text(encoding="utf-8")
-    path.write_text(written.replace("TIMEOUT = 30", "TIMEOUT = 60"), encoding="utf-8")
+    path.write_text(written.replace("TOOL = ", "TOOL  = "), encoding="utf-8")
     assert problems(folder) == [f"{path} is not what the kit writes from domain.yaml (edited, or written by another "
                                 "version); run `bench data build --domain shops`"]
     path.unlink()

@@ -13,10 +13,12 @@ where armbench is not installed, it runs after the kit's text (`parity.reader_so
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
-from armbench.domains.reading import fetch, labelled_lines
+from armbench.domains.reading import fetch, fetch_pages, labelled_lines
 
 TOOL = "bank_failure_query"
+TABLE = "bank_failures"  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ("fdic_id",)
 OUT_OF_TOOL: dict[str, str] = {}
 
@@ -35,10 +37,19 @@ PAGES = re.compile(r"<p>Page 1 of (\d+)</p>")
 YEAR = re.compile(r'<a href="/bankfind\?state=[^"]*">[^<]*, (\d{4})</a>')  # the breadcrumb: "PA, 1934"
 
 
-def read_site(base: str) -> list[dict]:
-    first = fetch(f"{base}/bankfind")
-    pages = [first] + [fetch(f"{base}/bankfind?page={n}") for n in range(2, int(PAGES.search(first).group(1)) + 1)]
-    return [bank_page(fetch(base + href)) for page in pages for href in BANK_LINK.findall(page)]
+# BankFind's filters a scope (field -> value) can use: the tool's field -> BankFind's parameter (a
+# name finds its namesakes too; the derived solution keeps the exact ones).
+LIST_FILTERS = {"state": "state", "fail_year": "year", "resolution_type": "resolution", "bank_name": "name"}
+
+
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """Every transaction BankFind lists (filtered by the scope's fields it offers), from its page."""
+    filters = {LIST_FILTERS[name]: str(value).lower() if name == "resolution_type" else value
+               for name, value in (scope or {}).items() if name in LIST_FILTERS}
+    search = f"{base}/bankfind?" + urlencode(filters)
+    first = fetch(search)
+    pages = [first] + [fetch(f"{search}&page={n}") for n in range(2, int(PAGES.search(first).group(1)) + 1)]
+    return [bank_page(page) for page in fetch_pages(base, [href for page in pages for href in BANK_LINK.findall(page)])]
 
 
 def bank_page(page: str) -> dict:

@@ -21,6 +21,7 @@ import re
 from armbench.domains.reading import body_rows, fetch
 
 TOOL = "drug_query"
+TABLE = "drug_approvals"  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ("appl_no",)
 OUT_OF_TOOL = {"tentative approval": "Not rows: tentative approvals"}
 

@@ -12,10 +12,10 @@ checked by `bench domain check exoplanets`: edit domain.yaml, not this file.
 from __future__ import annotations
 
 import html
-import http.client
 import re
-from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit
+from urllib.parse import urlencode
+
+from armbench.domains.reading import fetch_pages
 
 TOOL = 'exoplanet_query'
 TABLE = 'exoplanets'  # the replica table these rows are, as derivations name it (derived solutions)
@@ -42,8 +42,10 @@ FIELDS = (
     ('st_spectype', 'Spectral type', '', '— (not listed)', False),
 )
 YES_NO = {'yes': True, 'no': False}
-WORKERS = 4  # threads reading pages, each over one kept-alive connection
-TIMEOUT = 30  # seconds a page may take
+# The list form's filters a scope (a derived solution's rows wanted, field -> value) can use: "value"
+# (a choice, or a box that finds a part: rows beyond the scope, which the caller narrows), "yes_no",
+# or "range" (a min and a max box).
+LIST_FILTERS = {'disc_year': 'range', 'discoverymethod': 'value', 'disc_facility': 'value'}
 
 PAGE_COUNT = re.compile(r"<p>Page 1 of (\d+)</p>")
 
@@ -51,23 +53,40 @@ LINK = re.compile(r'<th scope="row"><a href="([^"]*)">')
 LINE = re.compile(r'<tr>\s*<th scope="row">(.*?)</th>\s*<td>(.*?)</td>\s*</tr>', re.S)
 
 
-def read_site(base: str) -> list[dict]:
-    """Every entity's page, found through the list pages."""
-    paths = [html.unescape(path) for page in list_pages(base) for path in LINK.findall(page)]
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """Every entity's page, found through the list pages (those the scope's filters give, when given)."""
+    paths = [html.unescape(path) for page in list_pages(base, scope) for path in LINK.findall(page)]
     rows = []
-    for path, page in zip(paths, read_pages(base, paths)):
+    for path, page in zip(paths, fetch_pages(base, paths)):
         lines = LINE.findall(page)
         check_labels(base + path, [label for label, _ in lines])
         rows.append(row([cell for _, cell in lines]))
     return rows
 
 
-def list_pages(base: str) -> list[str]:
-    first = read_pages(base, [LIST])[0]
+def list_pages(base: str, scope: dict | None) -> list[str]:
+    search = filtered(scope)
+    first = fetch_pages(base, [f"{LIST}?{search}" if search else LIST])[0]
     count = PAGE_COUNT.search(first)
     if count is None:
         raise ValueError(f"{base}{LIST} shows no page count: is it the exoplanets site?")
-    return [first, *read_pages(base, [f"{LIST}?page={number}" for number in range(2, int(count[1]) + 1)])]
+    rest = [f"{LIST}?{search}&page={number}" if search else f"{LIST}?page={number}"
+            for number in range(2, int(count[1]) + 1)]
+    return [first, *fetch_pages(base, rest)]
+
+
+def filtered(scope: dict | None) -> str:
+    """The list's query for the scope's fields its form filters on: its rows, and perhaps more."""
+    params = {}
+    for name, value in (scope or {}).items():
+        how = LIST_FILTERS.get(name)
+        if how == "range":
+            params |= {f"{name}_min": value, f"{name}_max": value}
+        elif how == "yes_no":
+            params[name] = {flag: word for word, flag in YES_NO.items()}[value]
+        elif how == "value":
+            params[name] = value
+    return urlencode(params)
 
 
 def check_labels(url: str, labels: list[str]) -> None:
@@ -86,32 +105,3 @@ def row(cells: list[str]) -> dict:
         text = html.unescape(cell)
         found[name] = None if text == missing else YES_NO.get(text, text) if yes_no else text.removesuffix(after)
     return found
-
-
-def read_pages(base: str, paths: list[str]) -> list[str]:
-    """The pages at `paths`, in order: each thread reads its share over one connection, kept alive
-    (a connection per page would double the server's work)."""
-    pages = [""] * len(paths)
-    with ThreadPoolExecutor(WORKERS) as pool:
-        shares = pool.map(read_share, [base] * WORKERS, [paths[worker::WORKERS] for worker in range(WORKERS)])
-        for worker, share in enumerate(shares):
-            pages[worker::WORKERS] = share
-    return pages
-
-
-def read_share(base: str, paths: list[str]) -> list[str]:
-    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=TIMEOUT)
-    try:
-        return [get(connection, base, path) for path in paths]
-    finally:
-        connection.close()
-
-
-def get(connection: http.client.HTTPConnection, base: str, path: str) -> str:
-    """One page; an HTTP error raises with its URL, status and the start of its body."""
-    connection.request("GET", path)
-    response = connection.getresponse()
-    body = response.read().decode("utf-8", "replace")
-    if response.status != 200:
-        raise RuntimeError(f"GET {base}{path}: HTTP {response.status}: {body[:300]}")
-    return body

@@ -13,9 +13,12 @@ where armbench is not installed, it runs after the kit's text (`parity.reader_so
 """
 from __future__ import annotations
 
-from armbench.domains.reading import fetch, labelled_lines, list_links
+from urllib.parse import urlencode
+
+from armbench.domains.reading import fetch_pages, labelled_lines, list_links
 
 TOOL = "fund_screener"
+TABLE = "funds"  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ("symbol",)
 OUT_OF_TOOL: dict[str, str] = {}
 TOOL_ONLY = {"relevance": "the website never shows it"}  # the score the screener sorts by, on no page
@@ -36,12 +39,20 @@ AS_SHOWN = {
     "Minimum initial investment": "min_investment_usd",
 }
 LOAD_TYPES = {"front-end": "front", "deferred (CDSC)": "deferred"}  # the site's words -> the tool's
+STATUSES = {"Open": "open", "Closed to new investors": "closed"}  # the site's words -> the tool's
 ENTITY_LINK = r'<th scope="row"><a href="(/funds/[^"]+)">'  # a list row's link to its page
+# The screener's filters a scope (field -> value) can use: the tool's field -> the screener's
+# parameter. Each finds a superset of the scope's funds (a family or name by a part of it, a rating
+# as a minimum); the derived solution keeps the exact ones.
+LIST_FILTERS = {"category": "category", "family": "family", "load_type": "load", "symbol": "q", "rating": "min_rating"}
 
 
-def read_site(base: str) -> list[dict]:
-    """One row per fund page linked from the screener, closed funds included."""
-    return [fund_row(fetch(base + href)) for href in list_links(base, "/funds?include_closed=1", ENTITY_LINK)]
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """One row per fund page linked from the screener, closed funds included (filtered by the
+    scope's fields it offers)."""
+    filters = {LIST_FILTERS[name]: value for name, value in (scope or {}).items() if name in LIST_FILTERS}
+    path = "/funds?" + urlencode({"include_closed": 1, **filters})
+    return [fund_row(page) for page in fetch_pages(base, list_links(base, path, ENTITY_LINK))]
 
 
 def fund_row(page: str) -> dict:
@@ -52,6 +63,7 @@ def fund_row(page: str) -> dict:
     row["rating"] = None if rating == "Not rated" else rating.split(" ")[0]
     # "$5,061.9 M" -> "$5,061.9": millions of USD, the tool's unit; the comparison reads no "M".
     row["total_assets_musd"] = lines["Total assets"].removesuffix(" M")
+    row["status"] = STATUSES[lines["Status"]]  # a field the tool returns, chosen by its `status` argument
     return row | load(lines["Load (maximum sales charge)"])
 
 

@@ -5,15 +5,21 @@ Pages read, 2,853 in all:
   GPU's page, and nothing else: its columns lack the architecture, generation, process size,
   transistor count, die size, bandwidth, TDP and FP16/32/64 rates.
 - `/gpus/{slug}`, one per GPU: every field of the tool, one labelled line each.
+Given a scope (a derived solution's: field -> value), the list is filtered by the fields its form
+offers (manufacturer, generation, memory type, and a name as its search), so only those GPUs' pages
+are read.
 
 Standard library and the reading kit (armbench/domains/reading.py) only: in the python sandbox,
 where armbench is not installed, it runs after the kit's text (`parity.reader_source`).
 """
 from __future__ import annotations
 
-from armbench.domains.reading import fetch, labelled_lines, list_links
+from urllib.parse import urlencode
+
+from armbench.domains.reading import fetch_pages, labelled_lines, list_links
 
 TOOL = "gpu_query"
+TABLE = "gpus"  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ("name",)
 OUT_OF_TOOL: dict[str, str] = {}
 
@@ -41,11 +47,15 @@ NUMBERS = {
     "FP64 (double) performance": "fp64_gflop_s",
 }
 ENTITY_LINK = r'<th scope="row"><a href="(/gpus/[^"]+)">'  # a list row's link to its page
+# The list's filters: the tool's field -> the list's parameter (its search "q" finds a name and its namesakes).
+LIST_FILTERS = {"manufacturer": "manufacturer", "generation": "generation", "memory_type": "memory_type", "name": "q"}
 
 
-def read_site(base: str) -> list[dict]:
-    """One row per GPU page linked from the list."""
-    return [gpu_row(fetch(base + href)) for href in list_links(base, "/gpus", ENTITY_LINK)]
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
+    """One row per GPU page linked from the list (filtered by the scope's fields it offers)."""
+    filters = {LIST_FILTERS[name]: value for name, value in (scope or {}).items() if name in LIST_FILTERS}
+    path = "/gpus" + ("?" + urlencode(filters) if filters else "")
+    return [gpu_row(page) for page in fetch_pages(base, list_links(base, path, ENTITY_LINK))]
 
 
 def gpu_row(page: str) -> dict:

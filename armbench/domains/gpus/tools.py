@@ -53,6 +53,7 @@ TABLE = TableFields(
     tie="name",
     examples={"string": "NVIDIA", "number": 80, "date": "2022-05"},
     noun="GPU",
+    columns={field: column for field, column in COLUMN_OF_FIELD.items() if field != column},
 )
 FIELDS = TABLE.names
 NUMBER_FIELDS = TABLE.of_kind("number")

@@ -10,7 +10,8 @@ Pages read, and why:
   part), which the parity check merges with the season page's and checks where both show a field.
 - every player page a season table links to (about 4,400): the bio (birth date, height, colleges,
   first NBA draft pick) and the career table, whose season points the totals page shows too.
-The letter index and the draft pages show nothing these do not.
+The letter index and the draft pages show nothing these do not. Given a scope with a season (a
+derived solution's), only that season's pages and its players' are read.
 
 Standard library and the reading kit (armbench/domains/reading.py) only: in the python sandbox,
 where armbench is not installed, it runs after the kit's text (`parity.reader_source`).
@@ -23,6 +24,7 @@ import re
 from armbench.domains.reading import fetch, text
 
 TOOL = "nba_query"
+TABLE = "nba_seasons"  # the replica table these rows are, as derivations name it (derived solutions)
 KEY = ("player", "season", "birth_date")  # namesakes share seasons, never a birthday too
 OUT_OF_TOOL: dict[str, str] = {}
 
@@ -38,7 +40,7 @@ DATA_CELL = re.compile(r"<td>(.*?)</td>", re.S)
 LINK = re.compile(r'<a href="([^"]+)"')
 
 
-def read_site(base: str) -> list[dict]:
+def read_site(base: str, scope: dict | None = None) -> list[dict]:
     rows = []
     players: dict[str, dict] = {}  # player page address -> its bio and career, read once
 
@@ -47,7 +49,9 @@ def read_site(base: str) -> list[dict]:
             players[href] = player_page(fetch(base + href))
         return players[href]
 
-    for season in re.findall(r'href="/leagues/NBA_(\d{4})_per_game\.html"', fetch(f"{base}/leagues/")):
+    seasons = re.findall(r'href="/leagues/NBA_(\d{4})_per_game\.html"', fetch(f"{base}/leagues/"))
+    wanted = str((scope or {}).get("season", ""))
+    for season in [season for season in seasons if season == wanted] if wanted else seasons:
         (season_rows,) = tables(fetch(f"{base}/leagues/NBA_{season}_per_game.html"))
         for (name, href), pos, age, team, games, started, mp, pts, reb, ast in season_rows:
             row = {"player": name, "season": season, "pos": pos, "age": age, "team": team,
