@@ -79,8 +79,13 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check armbench tests benchmarks
 
+# The suite on TEST_WORKERS pytest-xdist processes (each test's replicas on ports of its own: a
+# taken default base moves), then the Ray tests alone: a Ray cluster beside four busy workers on
+# two cores was the one place load broke a test.
+TEST_WORKERS ?= 4
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not local and not ray"
+	$(BIN)/python -m pytest -m ray
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
 test-local: local-model

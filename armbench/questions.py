@@ -249,23 +249,29 @@ def stored(kind, shown):
     return int(number) if re.fullmatch(r"-?\\d+", number) else float(number)
 
 
-# A reader that can read less says so by its parameters: `scope` (the rows wanted: field -> value)
-# and `fields` (the fields the SQL needs); it may still give more, and the rows are narrowed here.
-narrowing = {"scope": SCOPE, "fields": NEEDED_FIELDS}
-taken = inspect.signature(read_site).parameters
-merged = {}
-for row in read_site(SITE_BASE, **{name: value for name, value in narrowing.items() if name in taken}):
-    if "out_of_tool" not in row:
-        merged.setdefault(tuple(row.get(name) for name in KEY), {}).update(row)
-rows = [[stored(kind, row.get(name)) for name, kind in ROW_KINDS.items()] for row in merged.values()]
-where = [list(ROW_KINDS).index(name) for name in SCOPE]
-rows = [row for row in rows if all(row[at] == SCOPE[name] for at, name in zip(where, SCOPE))]
-database = sqlite3.connect(":memory:")
-database.execute(f"CREATE TABLE {TABLE} (" + ", ".join(f'"{TABLE_COLUMNS.get(name, name)}"' for name in ROW_KINDS) + ")")
-database.executemany(f"INSERT INTO {TABLE} VALUES (" + ", ".join("?" * len(ROW_KINDS)) + ")", rows)
-for value, *_ in database.execute(QUESTION_SQL):
-    print(value if ANSWER_FORMAT is None or value is None else ANSWER_FORMAT.format(value))
+def derive():
+    \"\"\"The site's rows (in SCOPE) in sqlite3 as TABLE, and the answer QUESTION_SQL gives over them.
+    A reader that can read less takes a `scope` (field -> value); it may still give more, and the
+    rows are narrowed to the scope here.\"\"\"
+    narrowed = "scope" in inspect.signature(read_site).parameters
+    merged = {}
+    for row in read_site(SITE_BASE, SCOPE) if narrowed else read_site(SITE_BASE):
+        if "out_of_tool" not in row:
+            merged.setdefault(tuple(row.get(name) for name in KEY), {}).update(row)
+    rows = [[stored(kind, row.get(name)) for name, kind in ROW_KINDS.items()] for row in merged.values()]
+    where = [list(ROW_KINDS).index(name) for name in SCOPE]
+    rows = [row for row in rows if all(row[at] == SCOPE[name] for at, name in zip(where, SCOPE))]
+    database = sqlite3.connect(":memory:")
+    columns = ", ".join(f'"{TABLE_COLUMNS.get(name, name)}"' for name in ROW_KINDS)
+    database.execute(f"CREATE TABLE {TABLE} ({columns})")
+    database.executemany(f"INSERT INTO {TABLE} VALUES (" + ", ".join("?" * len(ROW_KINDS)) + ")", rows)
+    for value, *_ in database.execute(QUESTION_SQL):
+        print(value if ANSWER_FORMAT is None or value is None else ANSWER_FORMAT.format(value))
+
+
+derive()
 """
+MAIN_NAMES = ("stored", "derive")  # what DERIVED_MAIN defines: no reader may define them too
 
 
 # Derivations are polars SQL (derive_answer); sqlite3 spells one of its words otherwise: ILIKE, which
@@ -302,15 +308,13 @@ def derived_solution(question: Question, scope: dict[str, Any] | None = None) ->
     if unknown:
         raise UserError(f"{question.id}: the derived solution's scope names {', '.join(unknown)}, not fields of "
                         f"{reader.TOOL}: {', '.join(kinds)}")
-    needed = [name for name in kinds if name in scope or name in reader.KEY
-              or re.search(rf"\b{re.escape(fields.columns.get(name, name))}\b", question.derivation.sql)]
     settings = {"SITE_BASE": f"{{replica:{question.domain}}}", "ROW_KINDS": kinds,
-                "TABLE_COLUMNS": fields.columns, "SCOPE": scope, "NEEDED_FIELDS": needed,
+                "TABLE_COLUMNS": fields.columns, "SCOPE": scope,
                 "QUESTION_SQL": ILIKE.sub("LIKE", question.derivation.sql), "ANSWER_FORMAT": question.derivation.format}
-    clashing = sorted(settings.keys() & vars(reader).keys())
+    clashing = sorted((settings.keys() | set(MAIN_NAMES)) & vars(reader).keys())
     if clashing:
         raise UserError(f"the {question.domain} site reader defines {', '.join(clashing)}, which a derived "
-                        "solution sets: rename them in the reader")
+                        "solution defines too: rename them in the reader")
     code = "\n".join([reader_source(domain), "", *(f"{name} = {value!r}" for name, value in settings.items()),
                       DERIVED_MAIN])
     return Solution(calls=[ToolCall(tool="python", args={"code": code})],
@@ -319,22 +323,38 @@ def derived_solution(question: Question, scope: dict[str, Any] | None = None) ->
 
 def implied_scope(question: Question) -> dict[str, Any]:
     """The values the derivation's SQL requires of every row it reads, by tool field: each
-    `column = literal` written as many times as the SQL reads the reader's table (`FROM <TABLE>`),
-    so every query over the table has it (a conservative reading of simple SQL, which the oracle's
-    run then proves). A derived solution given it reads only those rows."""
+    `column = literal` (a number for a number field, a quoted text for a text or date one) written in
+    every query over the reader's table (as often as `FROM <TABLE>`), in SQL simple enough to read
+    so: no OR, CASE, JOIN, list of tables, or NOT before an equality. A derived solution given it
+    reads only those rows, and the oracle's run proves the answer the same. {} when the domain's
+    reader names no table."""
     from armbench.domains.parity import site_reader, tool_of
 
     domain = find_domain(question.domain)
+    table = getattr(site_reader(domain), "TABLE", None)
+    if table is None:
+        return {}
     fields = tool_of(domain).table
-    field_of = {fields.columns.get(name, name): name for name in fields.kinds}
+    kinds = fields.kinds | dict.fromkeys(fields.returned_only, "string")
+    field_of = {fields.columns.get(name, name): name for name in kinds}
     sql = question.derivation.sql
-    reads = len(re.findall(rf"\bFROM\s+{re.escape(site_reader(domain).TABLE)}\b", sql, re.I))
+    bare = re.sub(r"'[^']*'", "''", sql)  # the SQL's words, its texts emptied
+    if UNREADABLE_SQL.search(bare):
+        return {}
+    reads = len(re.findall(rf"\bFROM\s+{re.escape(table)}\b", bare, re.I))
     scope: dict[str, Any] = {}
     for column, text, number in re.findall(r"\b(\w+)\s*=\s*(?:'([^']*)'|(-?\d+(?:\.\d+)?))(?![\d.])", sql):
+        name = field_of.get(column)
+        if name is None or (kinds[name] == "number") != bool(number):
+            continue
         written = re.escape(f"'{text}'" if not number else number)
-        if column in field_of and len(re.findall(rf"\b{column}\s*=\s*{written}(?![\d.])", sql)) >= reads > 0:
-            scope[field_of[column]] = text if not number else float(number) if "." in number else int(number)
+        if len(re.findall(rf"\b{column}\s*=\s*{written}(?![\d.])", sql)) >= reads > 0:
+            scope[name] = text if not number else float(number) if "." in number else int(number)
     return scope
+
+
+# What implied_scope does not read past: an equality that may not hold of every row read.
+UNREADABLE_SQL = re.compile(r"\b(OR|CASE|JOIN)\b|\bNOT\s*(\(|\w+\s*=)|\bFROM\s+\w+(\s+(AS\s+)?\w+)?\s*,", re.I)
 
 
 # --- lock --------------------------------------------------------------------------------------

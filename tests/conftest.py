@@ -14,6 +14,11 @@ from armbench.questions import load_set_file, set_path
 from armbench.replicas.serve import free_port_base
 from tests.support.run_sets import build_two_arm_run_set
 
+# A pytest-xdist worker (`make test`) is started with COLUMNS=80, which a plain run has not: tests of
+# what `bench` prints piped (120 columns unless COLUMNS says otherwise) must see the same either way.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80" and not sys.stdout.isatty():
+    del os.environ["COLUMNS"]
+
 # LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
 # before any test module imports LiteLLM or a test registers (and the fixture below restores) scripts.
 get_model("scripted/oracle")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import doctest
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -57,3 +59,17 @@ def test_a_folder_may_be_given_as_text(tmp_path):
     result = armbench.run("scripted/oracle", domains=["gpus"], sets=["design"], arms=["tooled"],
                           questions=["gpus-design-01"], out=str(tmp_path / "set"))
     assert result.directory == tmp_path / "set" and result.correct == 1
+
+
+def test_the_package_lends_the_api_without_loading_it_for_its_other_modules():
+    """`import armbench.types` (what a record reader needs) loads no model, engine or API module."""
+    code = "import sys, armbench.types; print(' '.join(sorted(m for m in sys.modules if m.startswith('armbench'))))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "armbench.types" in loaded
+    assert not [m for m in loaded if m.startswith(("armbench.api", "armbench.models", "armbench.engine"))], loaded
+    import armbench
+
+    assert armbench.run.__module__ == "armbench.api" and sorted(armbench.__all__) == sorted(
+        ["Report", "RunResult", "UserError", "report", "run", "synthesize"])
+    with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
+        armbench.nosuch  # noqa: B018

@@ -14,6 +14,7 @@ from armbench.paths import QUESTIONS_DIR, QUESTIONS_DIR_ENV
 from armbench.questions import (
     derived_solution,
     freeze,
+    implied_scope,
     load_set_file,
     load_sets,
     read_lock,
@@ -23,7 +24,7 @@ from armbench.questions import (
     unlocked_sets,
     verify,
 )
-from armbench.types import DERIVED, AnswerExtraction, Derived
+from armbench.types import DERIVED, AnswerExtraction, Derivation, Derived
 from tests.support.run_sets import make_manifest, make_record
 
 
@@ -119,14 +120,38 @@ def test_a_derived_solution_needs_a_reader_that_names_its_table():
         derived_solution(question)
 
 
-def test_a_scoped_derived_solution_hands_its_scope_and_the_fields_its_sql_needs_to_the_reader():
+def test_a_scoped_derived_solution_hands_its_scope_to_the_reader_and_names_columns_as_the_table_does():
     question = next(q for qs in load_sets(["gpus"], ["heldout-2"]) for q in qs.questions if q.id == "gpus-heldout-2-01")
     assert question.solutions["browsing"] == Derived(derived={"manufacturer": "Intel"})
     code = solution(question, "browsing").calls[0].args["code"]
     assert "SCOPE = {'manufacturer': 'Intel'}" in code
-    # the SQL names the table's column; the reader is asked for the tool's field it is
-    assert "NEEDED_FIELDS = ['manufacturer', 'name', 'fp64_gflop_s']" in code
+    # the SQL names the table's column, under which sqlite3 holds the tool's field
     assert "'fp64_gflop_s': 'double_float_performance_gflop_s'" in code
+
+
+@pytest.mark.parametrize(("sql", "scope"), [
+    ("SELECT name FROM gpus WHERE manufacturer = 'Intel' AND fp = (SELECT max(fp) FROM gpus WHERE manufacturer = 'Intel')",
+     {"manufacturer": "Intel"}),
+    ("SELECT count(*) FROM gpus WHERE memory_bus_bits = 256 AND memory_type IS NOT NULL", {"memory_bus_bits": 256}),
+    ("WITH e AS (SELECT * FROM gpus WHERE generation = 'GeForce 40') SELECT name FROM e", {"generation": "GeForce 40"}),
+    # the equality does not hold of every row read: no scope
+    ("SELECT name FROM gpus WHERE manufacturer = 'Intel' AND fp = (SELECT max(fp) FROM gpus)", {}),
+    ("SELECT name FROM gpus WHERE manufacturer = 'Intel' OR memory_type = 'HBM2'", {}),
+    ("SELECT name FROM gpus WHERE NOT manufacturer = 'Intel'", {}),
+    ("SELECT sum(CASE WHEN manufacturer = 'Intel' THEN 1 ELSE 0 END) FROM gpus", {}),
+    ("SELECT a.name FROM gpus a JOIN gpus b ON a.name = b.name WHERE a.manufacturer = 'Intel'", {}),
+    ("SELECT a.name FROM gpus a, gpus b WHERE a.manufacturer = 'Intel' AND b.manufacturer = 'Intel'", {}),
+    # a literal of another kind than the field's says nothing the site's values can be compared with
+    ("SELECT name FROM gpus WHERE memory_bus_bits = '256' AND manufacturer = 'Oregon OR'", {"manufacturer": "Oregon OR"}),
+])
+def test_the_implied_scope_is_what_every_query_over_the_table_requires(sql, scope):
+    question = next(q for qs in load_sets(["gpus"], ["heldout-2"]) for q in qs.questions)
+    assert implied_scope(question.model_copy(update={"derivation": Derivation(sql=sql)})) == scope
+
+
+def test_a_domain_whose_reader_names_no_table_implies_no_scope():
+    question = next(q for qs in load_sets(["worldbank"], ["design"]) for q in qs.questions)
+    assert implied_scope(question) == {}
 
 
 def test_a_scope_its_sql_does_not_require_fails_verify(bank):

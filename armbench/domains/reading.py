@@ -46,14 +46,26 @@ def fetch(url: str, timeout: float = 60) -> str:
 
 def fetch_pages(base: str, paths: list[str], timeout: float = 60) -> list[str]:
     """The pages at `base` + each of `paths`, in order, read by PAGE_THREADS threads, each over one
-    kept-alive connection (a connection per page would double the server's work). An HTTP error
-    raises as in `fetch`."""
+    kept-alive connection (a connection per page would double the server's work), opened again
+    once when the server has closed it. An HTTP error raises as in `fetch`."""
     def read_share(share: list[str]) -> list[str]:
-        connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=timeout)
+        pages, connection = [], None
         try:
-            return [get(connection, path) for path in share]
+            for path in share:
+                for last_try in (False, True):
+                    connection = connection or http.client.HTTPConnection(urlsplit(base).netloc, timeout=timeout)
+                    try:
+                        pages.append(get(connection, path))
+                        break
+                    except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                        connection.close()
+                        connection = None
+                        if last_try:
+                            raise
         finally:
-            connection.close()
+            if connection is not None:
+                connection.close()
+        return pages
 
     def get(connection: http.client.HTTPConnection, path: str) -> str:
         connection.request("GET", urlsplit(base).path + path)

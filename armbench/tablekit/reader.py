@@ -7,7 +7,9 @@ python sandbox, where armbench is not installed, the kit's text comes first), so
 the site is baked into its text: the list's address, and
 each field's label, unit, missing-value text and yes/no words, taken from site.py's own functions so
 the two cannot disagree. It reads the fewest pages that show every field: the list pages when the
-list shows them all, else the list pages for the addresses and then every entity's page.
+list shows them all, else the list pages for the addresses and then every entity's page. Given a
+scope (a derived browsing solution's rows wanted, field -> value), it reads the list through the
+form's filters on those fields (LIST_FILTERS, from site.filters), and so only the pages they give.
 """
 from __future__ import annotations
 

@@ -3,6 +3,9 @@ import base64
 import csv
 import io
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -37,11 +40,20 @@ def write_run_set(directory, model: str) -> RunSetStore:
 
 
 @pytest.fixture
-def three_models(tmp_path) -> list[str]:
-    return [str(write_run_set(tmp_path / model, model).directory) for model in SCRIPT]
+def runs_dir():
+    """A short folder for the run sets: the leaderboard prints their paths, which must fit its rows
+    whatever pytest's own tmp_path is (longer under pytest-xdist)."""
+    folder = Path(tempfile.mkdtemp(prefix="lb-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_the_leaderboard_ranks_rows_by_accuracy_on_shared_questions(cli, three_models, tmp_path):
+@pytest.fixture
+def three_models(runs_dir) -> list[str]:
+    return [str(write_run_set(runs_dir / model, model).directory) for model in SCRIPT]
+
+
+def test_the_leaderboard_ranks_rows_by_accuracy_on_shared_questions(cli, three_models, runs_dir, tmp_path):
     code, out, err = cli("report", *three_models, "--out", str(tmp_path / "plots"))
     assert code == 0, err
     lines = out.splitlines()
@@ -61,13 +73,13 @@ def test_the_leaderboard_ranks_rows_by_accuracy_on_shared_questions(cli, three_m
             assert needle in row[key], (key, needle, row[key])
     assert "Over the 4 domain/set/question group(s)" in out.replace("\n", " ")
     for model, left_out, gap in [("alpha", 0, "+50 pp"), ("beta", 2, "+50 pp"), ("gamma", 2, "+67 pp")]:
-        [line] = [line for line in lines if f"{tmp_path / model}" in line and "│" in line]
+        [line] = [line for line in lines if f"{runs_dir / model}" in line and "│" in line]
         assert f"│ 8 │ {left_out} │ {gap} │" in " ".join(line.split()), line
     png = tmp_path / "plots" / "leaderboard.png"
     assert png.read_bytes().startswith(PNG) and str(png) in err
     page = (tmp_path / "plots" / "leaderboard.html").read_text()
     assert base64.b64encode(png.read_bytes()).decode() in page  # the same plot, inline
-    assert page.count("<tr>") >= 1 + 6 and "51%–100%" in page and str(tmp_path / "gamma") in page
+    assert page.count("<tr>") >= 1 + 6 and "51%–100%" in page and str(runs_dir / "gamma") in page
 
 
 def test_json_has_the_same_figures_and_writes_nothing(cli, three_models, tmp_path, monkeypatch):

@@ -3,7 +3,7 @@ replica is the oracle's failure (an infra error naming the cause), never a grade
 from armbench.domains import replica_address
 from armbench.engine.agent import run_episode
 from armbench.models.scripts import questions_by_prompt
-from armbench.questions import with_replica_addresses
+from armbench.questions import solution, with_replica_addresses
 from armbench.tools.base import Arm
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools
@@ -16,10 +16,10 @@ def a_browsing_question(domain: str):
 
 def test_solutions_name_replicas_and_are_played_with_todays_address(replica_env):
     question = a_browsing_question("gpus")
-    code = question.solutions["browsing"].calls[0].args["code"]
-    assert "{replica:gpus}" in code and "127.0.0.1" not in code
-    played = with_replica_addresses(question.solutions["browsing"].calls[0].args)["code"]
-    assert f'BASE = "{replica_address("gpus")}"' in played and "{replica:" not in played
+    code = solution(question, "browsing").calls[0].args["code"]
+    assert "SITE_BASE = '{replica:gpus}'" in code and "127.0.0.1" not in code
+    played = with_replica_addresses(solution(question, "browsing").calls[0].args)["code"]
+    assert f"SITE_BASE = '{replica_address('gpus')}'" in played and "{replica:" not in played
 
 
 async def test_a_solution_that_cannot_reach_its_replica_is_an_infra_error_not_a_miss(replica_env, tmp_path):

@@ -199,7 +199,8 @@ def test_the_question_files_load_empty_and_their_examples_verify(roots):
         assert derived.to_list() == question.answer == answer
         (call,) = question.solutions["tooled"].calls
         assert call.tool == "cities_query" and call.args != tool_example  # the description's example is no solution
-        assert question.solutions["browsing"] == "derived"  # the site reader and the SQL (played in test_a_new_domain)
+        # the site reader and the SQL: test_walkthrough plays the README's copy of this example in both arms
+        assert question.solutions["browsing"] == "derived"
         path.write_text(yaml.safe_dump(document, sort_keys=False))
         assert len(load_set_file(path).questions) == 1
 

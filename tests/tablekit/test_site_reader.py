@@ -158,3 +158,20 @@ def test_a_reader_older_than_the_site_says_so(folder):
             pytest.raises(ValueError, match=r"shows \['Name', 'Shelf', .*this reader is out of date with the site "
                                             r"\(`bench data build --domain shops` rewrites it\)"):
         old.read_site(base)
+
+
+ALL = {line.split(",")[0].strip('"') for line in CSV.splitlines()[1:]}
+
+
+@pytest.mark.parametrize(("scope", "names"), [
+    ({"aisle": "Dairy"}, {"Crème <fraîche>", "Milk"}),
+    ({"organic": True}, {"Apple", "Crème <fraîche>", "Milk", "Oats", "Kale"}),  # yes/no, unknowns left out
+    ({"price": 2}, {"Oats"}),  # a range box, from and to the value
+    ({"stock": 4, "organic": True}, {"Crème <fraîche>"}),
+    ({"notes": "crisp"}, ALL),  # not a filter of the list: every row, for the caller to narrow
+])
+def test_a_scope_is_read_through_the_lists_filters(folder, scope, names):
+    edit_spec(folder, lambda spec: spec["site"].update(filters=["aisle", "organic", "price", "stock"]))
+    with serve(TableDomain(str(folder / "__init__.py")).create_app()) as base:
+        rows = reader(folder).read_site(base, scope)
+    assert {row["name"] for row in rows} == names

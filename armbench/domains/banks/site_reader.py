@@ -46,9 +46,9 @@ def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """Every transaction BankFind lists (filtered by the scope's fields it offers), from its page."""
     filters = {LIST_FILTERS[name]: str(value).lower() if name == "resolution_type" else value
                for name, value in (scope or {}).items() if name in LIST_FILTERS}
-    search = f"{base}/bankfind?" + urlencode(filters)
-    first = fetch(search)
-    pages = [first] + [fetch(f"{search}&page={n}") for n in range(2, int(PAGES.search(first).group(1)) + 1)]
+    search = "/bankfind" + ("?" + urlencode(filters) + "&" if filters else "?")
+    first = fetch(base + search.rstrip("?&"))
+    pages = [first, *fetch_pages(base, [f"{search}page={n}" for n in range(2, int(PAGES.search(first).group(1)) + 1)])]
     return [bank_page(page) for page in fetch_pages(base, [href for page in pages for href in BANK_LINK.findall(page)])]
 
 

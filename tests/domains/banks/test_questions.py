@@ -11,7 +11,7 @@ import pytest
 from armbench.domains.banks import TABLES
 from armbench.domains.banks.site.app import create_app
 from armbench.domains.banks.tools import BankFailureQuery
-from armbench.questions import derive_answer, load_set_file, set_path
+from armbench.questions import derive_answer, derived_solution, implied_scope, load_set_file, set_path, solution
 from armbench.types import Derivation
 from tests.support.browsing_scripts import run_browsing_script
 from tests.support.loopback import serve
@@ -33,7 +33,7 @@ def test_set_sizes_and_solutions():
         tooled = question.solutions["tooled"]
         assert [call.tool for call in tooled.calls] == ["bank_failure_query"]
         assert {"field": "resolution_type", "op": "eq", "value": "FAILURE"} in tooled.calls[0].args["filters"]
-        browsing = question.solutions["browsing"]
+        browsing = solution(question, "browsing")
         assert [call.tool for call in browsing.calls] == ["python"] and browsing.answer.source == "stdout"
         assert "{replica:banks}" in browsing.calls[0].args["code"]
 
@@ -63,13 +63,9 @@ def test_counting_assistance_as_failure_changes_the_answers():
 
 def test_without_the_failures_only_filter_the_design_browsing_script_lists_assisted_banks(replica_url):
     question = QUESTIONS["banks-design-01"]
-    browsing = question.solutions["browsing"]
-    code = browsing.calls[0].args["code"]
-    loose = code.replace("&resolution=failure", "").replace('row["Resolution"] == "Failure" and ', "")
-    assert loose != code
-    call = browsing.calls[0].model_copy(update={"args": {"code": loose}})
-    loosened = question.model_copy(update={"solutions": {"browsing": browsing.model_copy(update={"calls": [call]})}})
-    printed = run_browsing_script(loosened, replica_url)
+    loose = question.model_copy(update={"derivation": Derivation(sql=question.derivation.sql.replace(FAILURE_ONLY, ""))})
+    assert implied_scope(loose) == {"fail_year": 2008}  # BankFind's resolution filter is off too
+    printed = run_browsing_script(question, replica_url, derived_solution(loose, implied_scope(loose)))
     assisted = TABLES.load("bank_failures").filter(
         (pl.col("resolution_type") == "ASSISTANCE") & (pl.col("fail_year") == 2008)
         & (pl.col("total_assets_thousands") > 5_000_000))["bank_name"]

@@ -16,7 +16,7 @@ from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
 from armbench.models.scripts import questions_by_prompt
-from armbench.questions import load_set_file, set_path, with_replica_addresses
+from armbench.questions import load_set_file, set_path, solution, with_replica_addresses
 from armbench.replicas.supervisor import replicas_running
 from armbench.tools.base import Arm
 from armbench.tools.sandbox import ReplicaRoute
@@ -43,7 +43,22 @@ def every_page(**filters):'''
 
 
 def browsing_code(question) -> str:
-    return question.solutions["browsing"].calls[0].args["code"]
+    return solution(question, "browsing").calls[0].args["code"]
+
+
+# A derived solution (the site reader and the SQL) cut the same way: the screener's first page, with
+# its defaults (open funds only), is all the reader reads.
+DERIVED_CUTS = {'{"include_closed": 1, **filters}': "filters", "url = after and base + text(after[1])": "url = None"}
+
+
+def page_one(code: str) -> str:
+    """The browsing script cut to page 1 of the list with the site's defaults."""
+    if "def list_funds(**filters):" in code:
+        return code.replace("def list_funds(**filters):", PAGE_ONE, 1)
+    for whole, cut in DERIVED_CUTS.items():
+        assert whole in code
+        code = code.replace(whole, cut)
+    return code
 
 
 def is_correct(question, episode) -> bool:
@@ -61,7 +76,7 @@ def test_set_sizes_and_solutions():
     for question in QUESTIONS.values():
         assert [call.tool for call in question.solutions["tooled"].calls] == ["fund_screener"]
         assert "status" in question.solutions["tooled"].calls[0].args  # the oracle never relies on the default
-        browsing = question.solutions["browsing"]
+        browsing = solution(question, "browsing")
         assert [call.tool for call in browsing.calls] == ["python"]
         assert browsing.answer.source == "stdout" and "{replica:funds}" in browsing_code(question)
 
@@ -103,15 +118,12 @@ def test_every_tooled_solution_is_right():
 
 
 def page_one_reader(turn: Turn) -> Reply:
-    """Runs the question's browsing script with `list_funds` cut to page 1 with the defaults,
-    then answers with what it printed."""
+    """Runs the question's browsing script cut to page 1 with the defaults (`page_one`), then answers
+    with what it printed."""
     question = questions_by_prompt()[turn.user_prompt]
     results = turn.tool_results()
     if not results:
-        code = browsing_code(question)
-        assert "def list_funds(**filters):" in code
-        page_one = code.replace("def list_funds(**filters):", PAGE_ONE, 1)
-        return Reply(tool_calls=[ScriptedToolCall("python", with_replica_addresses({"code": page_one}))])
+        return Reply(tool_calls=[ScriptedToolCall("python", with_replica_addresses({"code": page_one(browsing_code(question))}))])
     printed = [line.strip() for line in json.loads(results[-1])["stdout"].splitlines() if line.strip()]
     return Reply(text="ANSWER: " + question.join_answer(printed))
 
