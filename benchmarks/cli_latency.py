@@ -1,10 +1,14 @@
 """How fast the commands that run nothing answer: `bench run` refusing a bad flag (every flag is
-checked before LiteLLM, Playwright or polars load, so a typo costs well under a second), and `bench
-plan` over the whole bank (it prices a LiteLLM model from the cost map file, without LiteLLM).
-The tests check what loads (tests/test_cli.py, tests/analysis/test_planning.py); the times are
-measured here, where a loaded machine does not fail a test."""
+checked before LiteLLM, Playwright or polars load, so a typo costs well under a second), `bench
+plan` over the whole bank (it prices a LiteLLM model from the cost map file, without LiteLLM), and
+`bench run` refusing a provider that is down at its preflight (3 attempts, each refused at once: not
+the 5 s request timeout 3 times over). The tests check what loads and what is said
+(tests/test_cli.py, tests/analysis/test_planning.py); the times are measured here, where a loaded
+machine does not fail a test."""
 from __future__ import annotations
 
+import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -13,6 +17,7 @@ COMMANDS = {  # name: (arguments, target seconds)
     "refusal": (["run", "--model", "scripted/oracle", "--domain", "nosuch"], 1.0),
     "plan": (["plan", "--model", "openai/gpt-4o-mini", "--domain", "all", "--arm", "all", "--set", "all",
               "--runs", "3"], 3.0),
+    "preflight, provider down": (["run", "--model", "ollama/llama3", "--request-timeout", "5"], 15.0),
 }
 TIMED = """
 import sys, time
@@ -32,7 +37,14 @@ def seconds(arguments: list[str], repeats: int = 5) -> list[float]:
             for _ in range(repeats)]
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def main() -> None:
+    os.environ["OLLAMA_API_BASE"] = f"http://127.0.0.1:{free_port()}"  # no server there: the provider is down
     for name, (arguments, target_s) in COMMANDS.items():
         timed = seconds(arguments)
         median = statistics.median(timed)

@@ -1,4 +1,5 @@
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -11,13 +12,21 @@ from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.models.script_registry import SCRIPTS
 from armbench.questions import load_set_file, set_path
-from armbench.replicas.serve import free_port_base
+from armbench.replicas import serve
+from armbench.replicas.serve import MAX_OFFSET, port_is_free
 from tests.support.run_sets import build_two_arm_run_set
 
 # A pytest-xdist worker (`make test`) is started with COLUMNS=80, which a plain run has not: tests of
 # what `bench` prints piped (120 columns unless COLUMNS says otherwise) must see the same either way.
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("COLUMNS") == "80" and not sys.stdout.isatty():
     del os.environ["COLUMNS"]
+
+# Each pytest-xdist worker's replicas default to a port base of its own, apart from the other
+# workers' and from 8301 (which `bench` run as a subprocess keeps): two workers' replicas never meet
+# on a default, and one that finds its base taken still moves (a base set in the environment would not).
+WORKER_PORT_SPAN = 200  # more than a base's MAX_OFFSET + 1 ports; eight workers stay below 10,000
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    serve.DEFAULT_PORT_BASE += WORKER_PORT_SPAN * (1 + int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")))
 
 # LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
 # before any test module imports LiteLLM or a test registers (and the fixture below restores) scripts.
@@ -43,6 +52,24 @@ def script_registry():
     SCRIPTS.update(before)
 
 
+def free_port_base() -> int:
+    """serve.free_port_base for a test's replicas, in a share of its range of this pytest-xdist
+    worker's own: a base a test sets in the environment does not move when it is taken, so two
+    workers' tests must never pick overlapping bases between their pick and their bind."""
+    low, high = FREE_BASES
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    share = (high - low) // workers
+    low += share * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    generator = random.Random()
+    while True:
+        base = generator.randrange(low, low + share - MAX_OFFSET)
+        if all(port_is_free(base + offset) for offset in range(MAX_OFFSET + 1)):
+            return base
+
+
+FREE_BASES = (10_000, 32_768 - MAX_OFFSET)  # serve.free_port_base's range: below the ephemeral ports
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -52,8 +79,6 @@ def free_port() -> int:
 @pytest.fixture
 def replica_env(monkeypatch):
     """Replicas on free ports with a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
-    from armbench.replicas import serve
-
     directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
     os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
     monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))

@@ -6,7 +6,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -301,9 +300,8 @@ def test_a_resume_is_refused_before_anything_starts_naming_the_changed_domain(cl
 
 def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_set(tmp_path):
     env = {"OLLAMA_API_BASE": f"http://127.0.0.1:{free_port()}"}  # no server, as with no ollama running
-    started = time.monotonic()
+    # how fast (3 attempts refused at once, not 3 request timeouts) is measured by make bench (cli_latency.py)
     refused = bench("run", "--model", "ollama/llama3", "--request-timeout", "5", "--out", str(tmp_path / "x"), env=env)
-    assert time.monotonic() - started < 15
     assert_user_error(refused, "error: preflight: FAIL provider: no reply after 3 attempt(s)", "--skip-preflight")
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
