@@ -301,8 +301,7 @@ def derived_solution(question: Question, scope: dict[str, Any] | None = None) ->
         raise UserError(f"{question.id}: a derived browsing solution needs the {question.domain} site reader "
                         "to name the table its rows are (TABLE)")
     fields = tool_of(domain).table
-    # a field a row returns but a call chooses another way (funds' status) is a column all the same
-    kinds = fields.kinds | dict.fromkeys(fields.returned_only, "string")
+    kinds = row_kinds(fields)
     scope = scope or {}
     unknown = sorted(scope.keys() - kinds.keys())
     if unknown:
@@ -321,6 +320,12 @@ def derived_solution(question: Question, scope: dict[str, Any] | None = None) ->
                     answer=AnswerExtraction.model_validate({"from": "stdout"}))
 
 
+def row_kinds(fields: Any) -> dict[str, str]:
+    """The columns of a derived solution's table, by kind: the tool's fields, and the fields a row
+    returns but a call chooses another way (funds' status), as text."""
+    return fields.kinds | dict.fromkeys(fields.returned_only, "string")
+
+
 def implied_scope(question: Question) -> dict[str, Any]:
     """The values the derivation's SQL requires of every row it reads, by tool field: each
     `column = literal` (a number for a number field, a quoted text for a text or date one) written in
@@ -335,7 +340,7 @@ def implied_scope(question: Question) -> dict[str, Any]:
     if table is None:
         return {}
     fields = tool_of(domain).table
-    kinds = fields.kinds | dict.fromkeys(fields.returned_only, "string")
+    kinds = row_kinds(fields)
     field_of = {fields.columns.get(name, name): name for name in kinds}
     sql = question.derivation.sql
     bare = re.sub(r"'[^']*'", "''", sql)  # the SQL's words, its texts emptied

@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 ROW = re.compile(r"<tr[^>]*>(.*?)</tr>", re.S)
 CELL = re.compile(r"<t[hd][^>]*>(.*?)</t[hd]>", re.S)
@@ -82,6 +82,12 @@ def fetch_pages(base: str, paths: list[str], timeout: float = 60) -> list[str]:
         for thread, share in enumerate(shares):
             pages[thread::PAGE_THREADS] = share
     return pages
+
+
+def list_query(scope: dict | None, filters: dict[str, str]) -> str:
+    """A list's query string for a scope (a derived solution's rows wanted, field -> value): each
+    field the list filters on (`filters`: field -> the list's parameter) with its value; "" for none."""
+    return urlencode({filters[name]: value for name, value in (scope or {}).items() if name in filters})
 
 
 def list_links(base: str, path: str, link: str) -> list[str]:

@@ -13,9 +13,8 @@ where armbench is not installed, it runs after the kit's text (`parity.reader_so
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
 
-from armbench.domains.reading import fetch, fetch_pages, labelled_lines
+from armbench.domains.reading import fetch, fetch_pages, labelled_lines, list_query
 
 TOOL = "bank_failure_query"
 TABLE = "bank_failures"  # the replica table these rows are, as derivations name it (derived solutions)
@@ -44,9 +43,11 @@ LIST_FILTERS = {"state": "state", "fail_year": "year", "resolution_type": "resol
 
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """Every transaction BankFind lists (filtered by the scope's fields it offers), from its page."""
-    filters = {LIST_FILTERS[name]: str(value).lower() if name == "resolution_type" else value
-               for name, value in (scope or {}).items() if name in LIST_FILTERS}
-    search = "/bankfind" + ("?" + urlencode(filters) + "&" if filters else "?")
+    scope = dict(scope or {})
+    if "resolution_type" in scope:  # the tool's FAILURE is BankFind's failure
+        scope["resolution_type"] = str(scope["resolution_type"]).lower()
+    query = list_query(scope, LIST_FILTERS)
+    search = "/bankfind" + ("?" + query + "&" if query else "?")
     first = fetch(base + search.rstrip("?&"))
     pages = [first, *fetch_pages(base, [f"{search}page={n}" for n in range(2, int(PAGES.search(first).group(1)) + 1)])]
     return [bank_page(page) for page in fetch_pages(base, [href for page in pages for href in BANK_LINK.findall(page)])]

@@ -13,9 +13,7 @@ where armbench is not installed, it runs after the kit's text (`parity.reader_so
 """
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
-from armbench.domains.reading import fetch_pages, labelled_lines, list_links
+from armbench.domains.reading import fetch_pages, labelled_lines, list_links, list_query
 
 TOOL = "fund_screener"
 TABLE = "funds"  # the replica table these rows are, as derivations name it (derived solutions)
@@ -50,8 +48,7 @@ LIST_FILTERS = {"category": "category", "family": "family", "load_type": "load",
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """One row per fund page linked from the screener, closed funds included (filtered by the
     scope's fields it offers)."""
-    filters = {LIST_FILTERS[name]: value for name, value in (scope or {}).items() if name in LIST_FILTERS}
-    path = "/funds?" + urlencode({"include_closed": 1, **filters})
+    path = "/funds?include_closed=1&" + list_query(scope, LIST_FILTERS)
     return [fund_row(page) for page in fetch_pages(base, list_links(base, path, ENTITY_LINK))]
 
 

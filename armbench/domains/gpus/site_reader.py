@@ -14,9 +14,7 @@ where armbench is not installed, it runs after the kit's text (`parity.reader_so
 """
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
-from armbench.domains.reading import fetch_pages, labelled_lines, list_links
+from armbench.domains.reading import fetch_pages, labelled_lines, list_links, list_query
 
 TOOL = "gpu_query"
 TABLE = "gpus"  # the replica table these rows are, as derivations name it (derived solutions)
@@ -53,8 +51,8 @@ LIST_FILTERS = {"manufacturer": "manufacturer", "generation": "generation", "mem
 
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """One row per GPU page linked from the list (filtered by the scope's fields it offers)."""
-    filters = {LIST_FILTERS[name]: value for name, value in (scope or {}).items() if name in LIST_FILTERS}
-    path = "/gpus" + ("?" + urlencode(filters) if filters else "")
+    query = list_query(scope, LIST_FILTERS)
+    path = "/gpus" + ("?" + query if query else "")
     return [gpu_row(page) for page in fetch_pages(base, list_links(base, path, ENTITY_LINK))]
 
 
