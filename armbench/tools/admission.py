@@ -11,6 +11,11 @@ share the same cores. A turn is an flock on one of `usable_cores()` files in a f
 of the user finds (`turns_folder()`); the kernel lets go of it however the holder ends, so nothing is
 stale after a kill -9. Within a process an asyncio semaphore (one per event loop, since asyncio's
 primitives belong to one) queues the calls first, so a process polls for at most that many files.
+
+Every holder's own limits end its turn within minutes (a sandbox call at its backstop, a browser step
+at its deadline), so a call that finds no turn for TURN_WAIT_LIMIT_S is a harness fault, not a queue:
+it ends as ToolInfraError naming the pids that hold the turns (each writes its pid in its file),
+instead of holding every process of the machine up behind a stuck one.
 """
 from __future__ import annotations
 
@@ -26,10 +31,12 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from armbench.tools.base import ToolInfraError
 from armbench.tools.call_usage import charge, queueing
 from armbench.tools.cgroups import harness_cpu_quota
 
 POLL_S = 0.02  # how often a call waiting for another process's turn tries again (jittered)
+TURN_WAIT_LIMIT_S = 900.0
 TURNS_DIR_ENV = "ARMBENCH_CORE_TURNS_DIR"
 
 _limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
@@ -59,15 +66,33 @@ def try_turn(folder: str, cores: int) -> int | None:
         except BlockingIOError:
             os.close(descriptor)
             continue
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
         return descriptor
     return None
 
 
 async def take_turn() -> int:
     folder, cores = turns_folder(), usable_cores()
+    deadline = time.monotonic() + TURN_WAIT_LIMIT_S
     while (descriptor := try_turn(folder, cores)) is None:
+        if time.monotonic() > deadline:
+            raise ToolInfraError(f"no core was free for {TURN_WAIT_LIMIT_S:g} s: the turns in {folder} "
+                                 f"are held by {holders(folder, cores)}")
         await asyncio.sleep(POLL_S * random.uniform(0.5, 1.5))
     return descriptor
+
+
+def holders(folder: str, cores: int) -> str:
+    """The pids the turns' files name (their holders, or their last ones)."""
+    pids = []
+    for core in range(cores):
+        try:
+            with open(os.path.join(folder, f"core-{core}.lock")) as turn:
+                pids.append(turn.read().strip() or "?")
+        except OSError:
+            pids.append("?")
+    return "pids " + ", ".join(pids)
 
 
 @asynccontextmanager

@@ -24,6 +24,7 @@ import shutil
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import Browser as PlaywrightBrowser
@@ -33,7 +34,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from armbench.errors import UserError
 from armbench.tools.admission import admitted
-from armbench.tools.base import ToolError
+from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
 
 CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
@@ -57,6 +58,11 @@ INSTALL_HINT = (
 )
 DEFAULT_STEP_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 5.0
+# A browser that cannot open a context or a tab in this long is wedged (seen on two cores under a
+# full test suite): the harness's fault, never the agent's, and a step must not hold its core's
+# turn while it waits (the turns are the machine's: every process would wait behind it).
+OPEN_TIMEOUT_S = 30.0
+T = TypeVar("T")
 REF_PATTERN = re.compile(r"(?:f\d+)?e\d+")
 NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)(?: at (\S+))?")
 NET_ERROR_MEANING = {
@@ -154,17 +160,29 @@ class Browser:
             if origin is None:
                 raise ValueError(f"not an http(s) origin: {url!r}")
             allowed.append(origin)
-        context = await self._browser.new_context(
+        context = await opening("a browser context", self._browser.new_context(
             service_workers="block",  # a service worker's requests would bypass routing
             accept_downloads=False,
             proxy={
                 "server": f"http://127.0.0.1:{self._dead_port.getsockname()[1]}",
                 "bypass": ",".join(origin.split("://")[1] for origin in allowed),
             },
-        )
+        ))
         session = BrowserSession(context, allowed, step_timeout_s)
-        await session.open()
+        try:
+            await session.open()
+        except BaseException:
+            await session.close()
+            raise
         return session
+
+
+async def opening(what: str, opened: Awaitable[T]) -> T:
+    """`opened`, or ToolInfraError when the browser does not give it within OPEN_TIMEOUT_S."""
+    try:
+        return await asyncio.wait_for(opened, OPEN_TIMEOUT_S)
+    except TimeoutError:
+        raise ToolInfraError(f"the browser did not open {what} within {OPEN_TIMEOUT_S:g} s") from None
 
 
 class BrowserSession:
@@ -354,7 +372,7 @@ class BrowserSession:
 
     async def _new_tab(self) -> None:
         """Open a fresh tab and close the old one, which may be stuck."""
-        old, self._page = self._page, await self._context.new_page()
+        old, self._page = self._page, await opening("a new tab", self._context.new_page())
         self._crashed = False
         self._page.on("requestfailed", self._on_request_failed)
         self._page.on("crash", self._on_crash)

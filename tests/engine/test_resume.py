@@ -23,8 +23,10 @@ from tests.support.processes import first_to_end
 SLOW_ORACLE = "scripted/oracle+latency=0.05"
 
 
-async def wait_for_records(store: RunSetStore, count: int) -> None:
+async def wait_for_records(store: RunSetStore, count: int, running: asyncio.Task) -> None:
+    deadline = time.monotonic() + 120
     while len(store.records()) < count:
+        assert not running.done() and time.monotonic() < deadline, f"{count} runs were not recorded"
         await asyncio.sleep(0.01)
 
 
@@ -33,7 +35,7 @@ async def test_a_cancelled_set_resumes_without_losing_or_redoing_runs(tmp_path, 
     config = RunConfig(model=SLOW_ORACLE, arms=["tooled"], runs=2, concurrency=3)
     store = RunSetStore(tmp_path / "set")
     first = asyncio.create_task(run_set(sets, config, store, show_progress=False))
-    await wait_for_records(store, 4)
+    await wait_for_records(store, 4, first)
     first.cancel()  # what Ctrl-C does to `bench run`
     with pytest.raises(asyncio.CancelledError):
         await first

@@ -9,7 +9,11 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
+from armbench.tools import admission
 from armbench.tools.admission import TURNS_DIR_ENV, admitted, usable_cores
+from armbench.tools.base import ToolInfraError
 
 HOLD_EVERY_TURN = """
 import time
@@ -59,3 +63,22 @@ async def test_one_process_takes_as_many_turns_at_once_as_there_are_cores(tmp_pa
     release.set()
     await asyncio.wait_for(asyncio.gather(*holders), timeout=10)
     assert entered == usable_cores() + 1
+
+
+async def test_a_turn_held_past_the_wait_limit_is_an_infra_error_naming_its_holder(tmp_path, monkeypatch):
+    """A stuck holder must not hold up every process of the machine: the waiting call ends as the
+    harness's fault, and says who holds the turns."""
+    monkeypatch.setenv(TURNS_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(admission, "TURN_WAIT_LIMIT_S", 1.0)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_EVERY_TURN], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, TURNS_DIR_ENV: str(tmp_path)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ToolInfraError, match=f"no core was free for 1 s: .* held by pids {holder.pid}"):
+            async with admitted():
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    async with admitted() as queued_s:  # the turn it waited for is not kept, and the holder's are free
+        assert queued_s < 5

@@ -7,7 +7,9 @@ so that the module's event-loop mark applies to each without warnings.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,6 +20,8 @@ import pytest_asyncio
 
 from armbench.errors import UserError
 from armbench.tools import browser as browser_module
+from armbench.tools.admission import TURNS_DIR_ENV, admitted, usable_cores
+from armbench.tools.base import ToolInfraError
 from armbench.tools.browser import Browser, PageView, find_chromium
 from armbench.tools.browser_tools import MAX_SNAPSHOT_CHARS, browser_tools, observation
 
@@ -295,6 +299,57 @@ async def test_a_crashed_tab_is_replaced(tools, site):
     assert f"it was on {site.origin}/" in crashed["message"]
     assert (await home(tools, site))["title"] == "Home"
     crash.cancel()
+
+
+def chromium_browsers() -> set[int]:
+    """The pids of the Chromium browser processes (not their renderers or helpers) of this process."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rpartition(")")[2].split()[1])
+        except OSError:
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    descendants, todo = [], [os.getpid()]
+    while todo:
+        found = children.get(todo.pop(), [])
+        descendants.extend(found)
+        todo.extend(found)
+    browsers, chromium = set(), find_chromium().encode()
+    for pid in descendants:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                arguments = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if arguments[0] == chromium and not any(argument.startswith(b"--type=") for argument in arguments):
+            browsers.add(pid)
+    return browsers
+
+
+async def test_a_wedged_browser_is_an_infra_error_and_lets_go_of_its_cores_turn(site, tmp_path, monkeypatch):
+    """A browser that answers nothing (stopped here with SIGSTOP) fails the step with ToolInfraError,
+    the harness's fault, within its timeouts, and the step does not keep its core's turn."""
+    monkeypatch.setenv(TURNS_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(browser_module, "OPEN_TIMEOUT_S", 2.0)
+    before = chromium_browsers()
+    async with Browser() as browser:
+        [wedged] = chromium_browsers() - before
+        session, by_name = await tools_for(browser, site, SHORT_STEP_S)
+        assert (await home(by_name, site))["title"] == "Home"
+        os.kill(wedged, signal.SIGSTOP)
+        try:
+            with pytest.raises(ToolInfraError, match="did not open a new tab within 2 s"):
+                await asyncio.wait_for(by_name["browser_navigate"].invoke({"url": f"{site.origin}/products"}),
+                                       LIVENESS_S)
+            every_turn = [admitted() for _ in range(usable_cores())]
+            await asyncio.wait_for(asyncio.gather(*(turn.__aenter__() for turn in every_turn)), 5)
+            for turn in every_turn:
+                await turn.__aexit__(None, None, None)
+        finally:
+            os.kill(wedged, signal.SIGCONT)
+        await session.close()
 
 
 async def test_a_5mb_page_gives_a_bounded_snapshot_with_a_notice(tools, site):

@@ -432,6 +432,7 @@ async def test_cancelling_a_run_kills_its_sandbox(monkeypatch):
     monkeypatch.setattr(asyncio, "create_subprocess_exec", spy)
     task = asyncio.create_task(run_python("import time\ntime.sleep(60)", config(wall_timeout_s=60)))
     while not started:
+        assert not task.done(), task.result()
         await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
