@@ -304,7 +304,7 @@ def check_synthesized_tools(synthesized: dict[str, FrozenTool], arms: list[str],
     """--tool-from and the synthesized arm come together, with one tool for each domain asked about."""
     from armbench.arms import ARMS
 
-    wanted = [arm for arm in arms if ARMS[arm].synthesized_tool]
+    wanted = [arm for arm in arms if ARMS[arm].needs_tool_from]
     if synthesized and not wanted:
         raise UserError("--tool-from gives the synthesized arm its tool; add --arm synthesized (or leave --arm all)")
     stray = sorted(set(synthesized) - domains)

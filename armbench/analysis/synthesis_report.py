@@ -22,7 +22,7 @@ from armbench.types import RunRecord
 
 
 def has_synthesized_arm(records: list[RunRecord]) -> bool:
-    return any(ARMS.get(record.arm) and ARMS[record.arm].synthesized_tool for record in records)
+    return any(ARMS.get(record.arm) and ARMS[record.arm].needs_tool_from for record in records)
 
 
 def transfer_table(records: list[RunRecord]) -> Table:

@@ -25,12 +25,11 @@ from armbench.domains import find_domain
 from armbench.errors import UserError
 from armbench.replicas.serve import ReplicaEndpoint, endpoint
 from armbench.replicas.supervisor import ReplicaServer, ServerWatch, health, pid_path, start_timeout
-from armbench.tools.base import Arm, OfferedTool, Tool, ToolInfraError, ToolOutcome
+from armbench.tools.base import ArmTools, OfferedTool, Tool, ToolInfraError, ToolOutcome
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.browser_tools import browser_tools
 from armbench.tools.call_usage import charge, queueing
 from armbench.tools.sandbox import ReplicaRoute
-from armbench.tools.synthesized import SynthesizedTool
 from armbench.tools.web_tools import PythonTool, web_tools
 from armbench.types import DEFAULT_TOOL_TIMEOUT
 
@@ -106,7 +105,7 @@ class Supervised:
         return outcome
 
 
-def python_tool(arm: Arm) -> PythonTool:
+def python_tool(arm: ArmTools) -> PythonTool:
     """The run's python tool, unwrapped: the sandbox a synthesis workshop runs its drafts in."""
     return next(tool.tool for tool in arm.tools if isinstance(tool, Supervised) and isinstance(tool.tool, PythonTool))
 
@@ -115,7 +114,7 @@ def check_arm(name: str, domain: str, synthesized: Mapping[str, FrozenTool]) -> 
     if name not in ARMS:
         raise UserError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}")
     find_domain(domain)  # refuses an unknown domain
-    if ARMS[name].synthesized_tool and domain not in synthesized:
+    if ARMS[name].needs_tool_from and domain not in synthesized:
         raise UserError(f"the {name} arm needs a tool synthesized for {domain}: make one with `bench synthesize "
                         f"--domain {domain} --out DIR`, then pass --tool-from DIR")
 
@@ -213,49 +212,41 @@ class ArmEnvironment:
         python = next(tool for tool in self.web(self.domains[0]) if isinstance(tool, PythonTool))
         return f"{python.isolation}; {python.call_caps}"
 
-    def added(self, name: str, domain: str, web: list[Tool]) -> list[OfferedTool]:
-        """What the arm adds to browsing: the typed tools, the synthesized tool (in `web`'s sandbox), or nothing."""
-        if ARMS[name].typed_tools:
-            return self.typed_tools(domain)
-        if ARMS[name].synthesized_tool:
-            python = next(tool for tool in web if isinstance(tool, PythonTool))
-            frozen = self.synthesized[domain]
-            return [SynthesizedTool(frozen.spec, python, self.target(domain).base_url, self.tool_timeout)]
-        return []
-
     def synthesized_tools(self, arms: tuple[str, ...]) -> dict[str, dict[str, str]]:
         """The manifest's entry for the synthesized tools these arms use, by domain."""
-        if not any(ARMS[name].synthesized_tool for name in arms):
+        if not any(ARMS[name].needs_tool_from for name in arms):
             return {}
         return {domain: frozen.manifest_entry() for domain, frozen in sorted(self.synthesized.items())}
 
     def synthesized_tool_hash(self, name: str, domain: str) -> str | None:
         """The sha256 of the frozen tool a run of this arm has, for its record (None: it has none)."""
-        return self.synthesized[domain].spec.sha256 if ARMS[name].synthesized_tool else None
+        frozen = ARMS[name].frozen_tool(self, domain)
+        return frozen.spec.sha256 if frozen is not None else None
 
-    def template(self, name: str, domain: str) -> Arm:
+    def template(self, name: str, domain: str) -> ArmTools:
         """The arm's tools without a live browser: enough for schemas and the manifest hash. A tool
         the arm adds may not take the name of one it has already (a hand-made frozen tool could)."""
         check_arm(name, domain, self.synthesized)
         web = self.web(domain)
-        arm = Arm(name, arm_tools(None, self.target(domain).base_url, web, self.added(name, domain, web)))
+        arm = ArmTools(name, arm_tools(None, self.target(domain).base_url, web, ARMS[name].added(self, domain, web)))
         names = [tool.name for tool in arm.tools]
         twice = sorted({tool for tool in names if names.count(tool) > 1})
         if twice:
             raise UserError(f"the {name} arm would offer two tools named {', '.join(twice)}; rename the added one")
         return arm
 
-    def manifest_hash(self, template: Arm, domain: str) -> str:
+    def manifest_hash(self, template: ArmTools, domain: str) -> str:
         """An arm's tool manifest hash (of its `template`) for the manifest and records, free of the
         replica's address. A synthesized tool's source counts too: the same schema over other code
         is another arm."""
         digest = template.manifest_hash({self.target(domain).base_url: symbolic(domain)})
-        if ARMS[template.name].synthesized_tool:
-            digest = hashlib.sha256(f"{digest}:{self.synthesized[domain].spec.sha256}".encode()).hexdigest()
+        frozen = ARMS[template.name].frozen_tool(self, domain)
+        if frozen is not None:
+            digest = hashlib.sha256(f"{digest}:{frozen.spec.sha256}".encode()).hexdigest()
         return digest
 
     @asynccontextmanager
-    async def open_arm(self, name: str, domain: str) -> AsyncIterator[Arm]:
+    async def open_arm(self, name: str, domain: str) -> AsyncIterator[ArmTools]:
         check_arm(name, domain, self.synthesized)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         assert self.watch is not None
@@ -263,10 +254,10 @@ class ArmEnvironment:
         try:
             # Web tools of its own: the run's python calls share one allowance at the replicas.
             web = web_tools(self.routes(domain))
-            added = self.added(name, domain, web)
-            typed = {id(tool) for tool in added} if ARMS[name].typed_tools else set()
+            added = ARMS[name].added(self, domain, web)
+            in_process = set() if ARMS[name].added_tools_use_replica else {id(tool) for tool in added}
             tools = arm_tools(session, self.target(domain).base_url, web, added)
-            # Every tool but the typed ones (which read their tables in-process) talks to the replica.
-            yield Arm(name, [tool if id(tool) in typed else Supervised(tool, self.watch) for tool in tools])
+            # Every tool that talks to the replica is held to its server.
+            yield ArmTools(name, [tool if id(tool) in in_process else Supervised(tool, self.watch) for tool in tools])
         finally:
             await session.close()

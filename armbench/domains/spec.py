@@ -60,9 +60,9 @@ class Domain:
         (the replica's address, should a description show it, named as questions name it): what a
         held-out set is written against (questions.py's lock)."""
         from armbench.replicas.serve import endpoint
-        from armbench.tools.base import Arm
+        from armbench.tools.base import ArmTools
 
-        typed = Arm("typed", [cls() for cls in self.tool_classes()])
+        typed = ArmTools("typed", [cls() for cls in self.tool_classes()])
         return typed.manifest_hash({endpoint(self.replica).base_url: f"{{replica:{self.name}}}"})
 
     def build_tables(self, shared_data: Path) -> list[Path]:

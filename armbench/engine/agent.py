@@ -33,7 +33,7 @@ from armbench.models import get_model
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
-from armbench.tools.base import Arm, OfferedTool, ToolError, ToolInfraError, ToolOutcome
+from armbench.tools.base import ArmTools, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.tools.call_usage import CallUsage, metered
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 
@@ -121,7 +121,7 @@ class Episode:
 
 async def run_episode(
     question: Question,
-    arm: Arm,
+    arm: ArmTools,
     model: str | ModelCaller,
     *,
     budget: int = DEFAULT_BUDGET,
@@ -135,7 +135,7 @@ async def run_episode(
 async def converse(
     system: str,
     user: str,
-    arm: Arm,
+    arm: ArmTools,
     model: str | ModelCaller,
     *,
     budget: int = DEFAULT_BUDGET,
@@ -209,7 +209,7 @@ def _give_back(deadline: asyncio.Timeout, seconds: float) -> None:
 async def _loop(
     episode: Episode,
     messages: list[dict[str, Any]],
-    arm: Arm,
+    arm: ArmTools,
     client: ModelCaller,
     budget: int,
     limits: RunLimits,
@@ -262,7 +262,7 @@ async def _loop(
                 return
 
 
-async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
+async def _complete(episode: Episode, messages, arm: ArmTools, client: ModelCaller):
     started = time.perf_counter()
     episode.waiting_on = "model"
     try:
@@ -290,7 +290,7 @@ async def _complete(episode: Episode, messages, arm: Arm, client: ModelCaller):
 
 
 async def _call_tool(
-    episode: Episode, arm: Arm, name: str, arguments: str | None, deadline: asyncio.Timeout
+    episode: Episode, arm: ArmTools, name: str, arguments: str | None, deadline: asyncio.Timeout
 ) -> tuple[ToolOutcome, dict[str, Any]]:
     """The call's outcome, and its usage for the transcript: seconds, CPU seconds, queue seconds, limits hit."""
     episode.actions_by_tool[name] += 1

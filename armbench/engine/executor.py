@@ -19,7 +19,7 @@ from armbench.arms.tool_source import open_typed_tools
 from armbench.engine.agent import Episode, run_episode
 from armbench.engine.plan import Job, run_limits, tool_key
 from armbench.models.model import RunCallers
-from armbench.tools.base import Arm
+from armbench.tools.base import ArmTools
 from armbench.types import RunConfig
 
 
@@ -41,7 +41,7 @@ SiteScope = Callable[[int], AbstractAsyncContextManager[EpisodeSite]]
 
 
 class ArmSource(Protocol):
-    def open_arm(self, name: str, domain: str) -> AbstractAsyncContextManager[Arm]: ...
+    def open_arm(self, name: str, domain: str) -> AbstractAsyncContextManager[ArmTools]: ...
 
 
 WorkerScope = Callable[[int], AbstractAsyncContextManager[ArmSource]]
@@ -67,12 +67,12 @@ async def open_environment(domains: list[str], config: RunConfig, own_replicas: 
         yield env
 
 
-def arm_templates(env: ArmEnvironment, arms: Iterable[str], domains: Iterable[str]) -> dict[tuple[str, str], Arm]:
+def arm_templates(env: ArmEnvironment, arms: Iterable[str], domains: Iterable[str]) -> dict[tuple[str, str], ArmTools]:
     """Each arm's tools for each domain, without a live browser: for schemas and manifest hashes."""
     return {(arm, domain): env.template(arm, domain) for domain in domains for arm in arms}
 
 
-def tool_manifest_hashes(env: ArmEnvironment, templates: dict[tuple[str, str], Arm]) -> dict[str, str]:
+def tool_manifest_hashes(env: ArmEnvironment, templates: dict[tuple[str, str], ArmTools]) -> dict[str, str]:
     """"<arm>/<domain>" -> that arm's tool manifest hash, free of replica addresses."""
     return {tool_key(arm, domain): env.manifest_hash(template, domain) for (arm, domain), template in templates.items()}
 

@@ -1,4 +1,4 @@
-"""The Tool and Arm protocols.
+"""The Tool protocol, and ArmTools: the tools one arm gives one run.
 
 A tool's description is its model-facing spec and its pydantic `Args` model is the JSON schema the
 model sees. `Tool.invoke` is the only way the agent loop calls a tool: it turns every failure
@@ -152,7 +152,9 @@ class OfferedTool(Protocol):
 
 
 @dataclass
-class Arm:
+class ArmTools:
+    """The tools a run of arm `name` is offered (arms/ says which; this is what the agent loop calls)."""
+
     name: str
     tools: list[OfferedTool] = field(default_factory=list)
 

@@ -9,7 +9,7 @@ from armbench.analysis.publish import write_report
 from armbench.analysis.screenshots import showcase
 from armbench.analysis.transcript import Block, blocks, read_turns, steps, to_turn
 from armbench.engine.agent import run_episode
-from armbench.tools.base import Arm
+from armbench.tools.base import ArmTools
 from tests.analysis.transcripts import CODE, PARALLEL_RUN, TRACEBACK, parallel_transcript, rewrite_transcript
 from tests.support.run_sets import make_record
 
@@ -104,7 +104,7 @@ class TwoTurns:
 
 async def test_the_agent_records_each_calls_usage_in_the_transcript_only(gpu_design):
     model = TwoTurns()
-    episode = await run_episode(gpu_design.questions[0], Arm("tooled"), model)
+    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled"), model)
     assistant = [m for m in episode.transcript if m["role"] == "assistant"]
     assert [(m["usage"]["prompt_tokens"], m["usage"]["completion_tokens"]) for m in assistant] == [(100, 7), (200, 7)]
     assert all(m["usage"]["seconds"] >= 0 for m in assistant)

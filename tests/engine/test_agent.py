@@ -10,7 +10,7 @@ from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.tools.base import Arm, ToolInfraError
+from armbench.tools.base import ArmTools, ToolInfraError
 
 
 def question_by_id(question_set, qid):
@@ -117,7 +117,7 @@ async def test_a_tool_whose_backend_is_gone_ends_the_run_as_an_infra_error(gpu_d
         async def invoke(self, arguments):
             raise ToolInfraError("MCP server connection lost")
 
-    episode = await run_episode(gpu_design.questions[0], Arm("tooled", [Orphan()]), "scripted/oracle")
+    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", [Orphan()]), "scripted/oracle")
     assert episode.stop_reason == "infra_error" and episode.answer is None
     assert episode.error == "ToolInfraError: MCP server connection lost"
     assert episode.actions == 1

@@ -17,7 +17,7 @@ from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution, questions_by_prompt, server_error
-from armbench.tools.base import Arm, Tool
+from armbench.tools.base import ArmTools, Tool
 from armbench.types import RunConfig
 
 
@@ -45,7 +45,7 @@ class Gauge(Tool):
 class GaugeArms:
     @asynccontextmanager
     async def open_arm(self, arm: str, domain: str):
-        yield Arm(arm, [Gauge()])
+        yield ArmTools(arm, [Gauge()])
 
 
 async def test_workers_pull_jobs_and_open_their_scope_once(tmp_path, gpu_design, script_registry):
@@ -178,6 +178,6 @@ async def test_routing_reaches_openrouter_and_the_upstream_provider_is_recorded(
     model = get_model("openrouter/test/model")
     kwargs = {**model.provider_routing(["A"], ["B"]), "api_base": url, "api_key": "k"}
     client = model.client(kwargs, RetryPolicy(max_retries=0))
-    episode = await run_episode(gpu_design.questions[0], Arm("tooled", []), client)
+    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", []), client)
     assert bodies[0]["provider"] == {"order": ["A"], "ignore": ["B"]}
     assert episode.answer == "42" and episode.call_providers == ["TestUpstream"]

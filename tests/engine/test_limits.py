@@ -13,7 +13,7 @@ from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
-from armbench.tools.base import Arm, Tool
+from armbench.tools.base import ArmTools, Tool
 
 
 class WaitArgs(BaseModel):
@@ -64,7 +64,7 @@ async def test_timeout_while_waiting_for_the_model_is_an_infra_error(question, g
 
 async def test_timeout_while_a_tool_runs_is_the_agents_failure(question, script_registry):
     register_script("waiter")(call_wait_then_answer({"seconds": 30}))
-    episode = await run_episode(question, Arm("slow", [Wait()]), "scripted/waiter", limits=RunLimits(timeout=0.2))
+    episode = await run_episode(question, ArmTools("slow", [Wait()]), "scripted/waiter", limits=RunLimits(timeout=0.2))
     assert (episode.stop_reason, episode.error_kind) == ("timeout", "agent")
     assert "while a tool ran" in episode.error
     assert graded(question, episode).miss_reason == "no_answer_limit"
@@ -119,7 +119,7 @@ class Ping(Tool):
 
 async def test_empty_arguments_are_counted_for_every_tool_that_takes_some(question, gpu_arm, script_registry):
     register_script("waiter-no-args")(call_wait_then_answer({}))
-    episode = await run_episode(question, Arm("slow", [Wait()]), "scripted/waiter-no-args")
+    episode = await run_episode(question, ArmTools("slow", [Wait()]), "scripted/waiter-no-args")
     assert episode.empty_tool_args == 1 and episode.tool_errors == 1
     # gpu_query requires nothing and `{}` is a legal query for every GPU, but a provider that drops
     # the arguments sends just that: it is counted too.
@@ -127,7 +127,7 @@ async def test_empty_arguments_are_counted_for_every_tool_that_takes_some(questi
     assert dropped.empty_tool_args == dropped.actions_by_tool["gpu_query"] >= 1
     register_script("pinger")(lambda turn: Reply(text="ANSWER: x") if turn.tool_results()
                               else Reply(tool_calls=[ScriptedToolCall("ping", {})]))
-    pinged = await run_episode(question, Arm("ping", [Ping()]), "scripted/pinger")
+    pinged = await run_episode(question, ArmTools("ping", [Ping()]), "scripted/pinger")
     assert (pinged.actions, pinged.empty_tool_args, pinged.tool_errors) == (1, 0, 0)
 
 

@@ -30,7 +30,7 @@ from armbench.models.tool_grammar import (
     tool_call_grammar,
 )
 from armbench.questions import load_set_file, set_path, solution
-from armbench.tools.base import Arm
+from armbench.tools.base import ArmTools
 from armbench.tools.synthesized import ToolSpec
 from armbench.tools.web_tools import PythonTool
 from armbench.tools.workshop import Workshop
@@ -124,7 +124,7 @@ def environment() -> ArmEnvironment:
 
 
 @cache
-def arm(domain: str, name: str) -> Arm:
+def arm(domain: str, name: str) -> ArmTools:
     return environment().template(name, domain)
 
 

@@ -3,7 +3,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from armbench.tools.base import Arm, Tool, ToolError
+from armbench.tools.base import ArmTools, Tool, ToolError
 
 
 class EchoArgs(BaseModel):
@@ -53,5 +53,5 @@ def test_the_manifest_hash_changes_with_a_description():
     class Reworded(Echo):
         description = "Echo `size` characters, reworded."
 
-    assert Arm("a", [Echo()]).manifest_hash() != Arm("a", [Reworded()]).manifest_hash()
-    assert Arm("a", [Echo()]).manifest_hash() == Arm("b", [Echo()]).manifest_hash()
+    assert ArmTools("a", [Echo()]).manifest_hash() != ArmTools("a", [Reworded()]).manifest_hash()
+    assert ArmTools("a", [Echo()]).manifest_hash() == ArmTools("b", [Echo()]).manifest_hash()

@@ -18,7 +18,7 @@ from armbench.engine.limits import RunLimits
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools import cgroups, sandbox
 from armbench.tools.admission import admitted, usable_cores
-from armbench.tools.base import Arm, ToolInfraError
+from armbench.tools.base import ArmTools, ToolInfraError
 from armbench.tools.call_usage import metered
 from armbench.tools.sandbox import SandboxConfig, run_python
 from armbench.tools.synthesized import SynthesizedTool, ToolSpec
@@ -118,7 +118,7 @@ async def test_the_transcript_carries_each_calls_figures_and_the_run_its_totals(
             return Reply(tool_calls=[ScriptedToolCall("python", {"code": codes[seen]})])
         return Reply(text="ANSWER: none")
 
-    arm = Arm("browsing", [PythonTool(config=SandboxConfig(**STARVED))])
+    arm = ArmTools("browsing", [PythonTool(config=SandboxConfig(**STARVED))])
     episode = await run_episode(gpu_design.questions[0], arm, "scripted/python-twice")
     assert (episode.stop_reason, episode.error_kind, episode.retryable) == (StopReason.infra_error, ErrorKind.infra, True)
     assert episode.tool_limits_hit == ["python:starved"]
@@ -149,7 +149,7 @@ async def test_a_run_timeout_while_a_call_waits_for_a_core_is_the_machines_doing
     async with AsyncExitStack() as held:
         for _ in range(usable_cores()):
             await held.enter_async_context(admitted())
-        episode = await run_episode(gpu_design.questions[0], Arm("browsing", [PythonTool()]), two_python_calls,
+        episode = await run_episode(gpu_design.questions[0], ArmTools("browsing", [PythonTool()]), two_python_calls,
                                     limits=RunLimits(timeout=1.0))
     assert (episode.stop_reason, episode.error_kind, episode.retryable) == (StopReason.timeout, ErrorKind.infra, True)
     assert "waited for the harness (a free core" in episode.error
@@ -163,7 +163,7 @@ async def test_a_calls_wait_for_a_core_does_not_count_against_the_run_timeout(gp
     async with AsyncExitStack() as held:
         for _ in range(usable_cores()):
             await held.enter_async_context(admitted())
-        episode = asyncio.create_task(run_episode(gpu_design.questions[0], Arm("browsing", [PythonTool()]),
+        episode = asyncio.create_task(run_episode(gpu_design.questions[0], ArmTools("browsing", [PythonTool()]),
                                                   two_python_calls, limits=RunLimits(timeout=3.0)))
         await asyncio.sleep(2.0)
     finished = await episode

@@ -13,7 +13,7 @@ from armbench.engine.runner import RunSetFailed, run_set
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.tools.base import Arm, ToolInfraError
+from armbench.tools.base import ArmTools, ToolInfraError
 from armbench.tools.mcp_client import connect
 from armbench.types import RunConfig
 
@@ -63,7 +63,7 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
     register_script("call-slow")(calling("slow"))
     question = gpu_design.questions[0]
     async with connect(FAULTY_OVER_STDIO, timeout=1.0) as tools:
-        arm = Arm("tooled", tools)
+        arm = ArmTools("tooled", tools)
         for script, kind in [("call-fail", "out_of_service"), ("call-slow", "timeout")]:
             episode = await run_episode(question, arm, f"scripted/{script}")
             assert episode.stop_reason == "answered" and episode.tool_errors == 1
@@ -91,7 +91,7 @@ async def test_a_server_that_crashes_mid_run_is_a_retryable_infra_error(tmp_path
 async def test_an_http_server_that_goes_away_is_an_infra_error(http_gpus):
     process, url = http_gpus
     async with connect(url) as tools:
-        assert Arm("tooled", tools).manifest_hash() == Arm("tooled", in_process_tools("gpus")).manifest_hash()
+        assert ArmTools("tooled", tools).manifest_hash() == ArmTools("tooled", in_process_tools("gpus")).manifest_hash()
         assert not (await tools[0].invoke({"limit": 1})).is_error
         process.kill()
         process.wait(timeout=30)

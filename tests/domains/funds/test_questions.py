@@ -18,7 +18,7 @@ from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, regis
 from armbench.models.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path, solution, with_replica_addresses
 from armbench.replicas.supervisor import replicas_running
-from armbench.tools.base import Arm
+from armbench.tools.base import ArmTools
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools
 from tests.support.browsing_scripts import run_browsing_script
@@ -133,7 +133,7 @@ def browsing_arm(replica_env):
     """The replica on a free port, which the scripts' `{replica:funds}` resolves to."""
     with replicas_running([FUNDS.replica]) as endpoints:
         route = ReplicaRoute(port=endpoints["funds"].port, socket_path=str(endpoints["funds"].socket_path))
-        yield Arm("browsing", web_tools([route]))
+        yield ArmTools("browsing", web_tools([route]))
 
 
 async def test_reading_page_one_with_the_site_defaults_misses_the_trap_questions(browsing_arm, script_registry):

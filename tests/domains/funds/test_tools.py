@@ -21,7 +21,7 @@ from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.questions import load_sets
 from armbench.replicas import serve
-from armbench.tools.base import MAX_RESULT_CHARS, Arm
+from armbench.tools.base import MAX_RESULT_CHARS, ArmTools
 
 FUNDS = TABLES.load("funds")
 CLOSED = FUNDS.filter(pl.col("status") == "closed").height
@@ -249,7 +249,7 @@ def test_mistakes_are_structured_errors(arguments, kind):
 
 
 async def test_the_oracle_answers_every_fund_question_with_the_tool():
-    arm = Arm("tooled", in_process_tools("funds"))
+    arm = ArmTools("tooled", in_process_tools("funds"))
     for question_set in load_sets(["funds"]):
         for question in question_set.questions:
             episode = await run_episode(question, arm, "scripted/oracle")

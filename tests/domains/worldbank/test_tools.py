@@ -15,7 +15,7 @@ from armbench.domains.worldbank.tools import GetSeries, ListEconomies, RankYear
 from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.questions import load_sets
-from armbench.tools.base import Arm
+from armbench.tools.base import ArmTools
 
 COUNTRIES = TABLES.load("wb_countries")
 VALUES = TABLES.load("wb_values")
@@ -201,7 +201,7 @@ def test_no_description_names_a_reference_answer():
 
 
 async def test_the_oracle_answers_every_worldbank_question_with_the_tools():
-    arm = Arm("tooled", in_process_tools("worldbank"))  # the typed tools alone: the oracle needs no more
+    arm = ArmTools("tooled", in_process_tools("worldbank"))  # the typed tools alone: the oracle needs no more
     for question_set in load_sets(["worldbank"]):
         for question in question_set.questions:
             episode = await run_episode(question, arm, "scripted/oracle")
