@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from armbench.arms.frozen_tool import FrozenTool
     from armbench.engine.store import RunSetStore
     from armbench.engine.synthesis import Synthesis
+    from armbench.models.client import ModelCaller
     from armbench.models.model import Model
     from armbench.questions import QuestionSet
 
@@ -109,12 +110,15 @@ def plan_run(
     allow_unlocked: bool = False,
     price: tuple[float, float] | None = None,
     completion_kwargs: dict[str, Any] | None = None,
+    provider_order: list[str] | None = None,
+    provider_ignore: list[str] | None = None,
     max_runs: int = DEFAULT_MAX_RUNS,
     **settings: Any,
 ) -> PlannedRun:
     """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
     (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms/questions:
-    all; a plan of more than `max_runs` runs is refused."""
+    all; a plan of more than `max_runs` runs is refused. `provider_order`/`provider_ignore`: an
+    OpenRouter model's provider routing, added to `completion_kwargs`."""
     from armbench.engine.manifest import resumable
     from armbench.engine.store import RunSetStore
     from armbench.paths import RESULTS_DIR
@@ -122,11 +126,12 @@ def plan_run(
     tool_from = settings.pop("tool_from", None) or ()
     selection = select_questions(domains, sets, arms, questions, tool_from, allow_unlocked)
     resolved = get_checked_model(model, price, settings)
-    check_completion_kwargs(completion_kwargs or {})
+    completion_kwargs = with_routing(resolved, provider_order, provider_ignore, completion_kwargs or {})
+    check_completion_kwargs(completion_kwargs)
     settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
     try:
         config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
-                           price_per_million=price, completion_kwargs=completion_kwargs or {},
+                           price_per_million=price, completion_kwargs=completion_kwargs,
                            tool_from=tuple(str(frozen.folder) for frozen in selection.synthesized.values()),
                            **settings)
     except ValidationError as error:
@@ -282,6 +287,26 @@ def get_checked_model(model: str, price: tuple[float, float] | None, settings: d
     return resolved
 
 
+def with_routing(model: Model, order: list[str] | None, ignore: list[str] | None,
+                 settings: dict[str, Any]) -> dict[str, Any]:
+    """The completion kwargs: the model's provider routing, then the generation settings."""
+    routing = model.provider_routing(order or [], ignore or [])
+    clash = sorted(set(routing) & set(settings))
+    if clash:
+        raise UserError(f"-M {clash[0]} would replace the provider routing of --provider-order/--provider-ignore")
+    return {**routing, **settings}
+
+
+def probe_client(model: str, settings: dict[str, Any], order: list[str], ignore: list[str], max_retries: int,
+                 request_timeout: float | None) -> ModelCaller:
+    """`bench doctor`'s client: the model checked, with its routing and settings, one call at a time."""
+    from armbench.models.retry import RetryPolicy
+
+    resolved = get_checked_model(model, None, {})
+    return resolved.client(with_routing(resolved, order, ignore, settings), RetryPolicy(max_retries=max_retries),
+                           request_timeout or resolved.default_request_timeout(60.0))
+
+
 def check_executor(config: RunConfig) -> None:
     """--ray-address and --ray-actors go with --executor ray, which joins its cluster now: Ray missing,
     a bad address or an unreachable cluster stop the run set before anything starts."""
@@ -321,7 +346,7 @@ async def run_planned(planned: PlannedRun, *, show_progress: bool = False) -> Ru
     from armbench.engine.runner import run_set
 
     result = await run_set(planned.question_sets, planned.config, planned.store, resume=planned.resume,
-                           show_progress=show_progress)
+                           show_progress=show_progress, model=planned.model)
     return RunResult(planned.store.directory, result.records, result.planned, result.already_done, result.halted)
 
 
@@ -377,7 +402,7 @@ def synthesize(model: str, domain: str, *, skip_preflight: bool = False, **optio
     planned = plan_synthesis(model, domain, **options)
     if planned.model.needs_preflight and not skip_preflight:
         check_provider(planned)
-    return asyncio.run(run_synthesis(planned.domain, planned.config, planned.folder))
+    return asyncio.run(run_synthesis(planned.domain, planned.config, planned.folder, planned.model))
 
 
 def check_provider(planned: PlannedRun | PlannedSynthesis) -> None:

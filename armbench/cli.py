@@ -147,13 +147,6 @@ def generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_
     return settings
 
 
-def with_settings(routing: dict, settings: dict) -> dict:
-    clash = sorted(set(routing) & set(settings))
-    if clash:
-        raise UserError(f"-M {clash[0]} would replace the provider routing of --provider-order/--provider-ignore")
-    return {**routing, **settings}
-
-
 @app.command()
 def run(
     model: Annotated[str, typer.Option(help="A LiteLLM model string (openai/gpt-4o-mini), or offline: scripted/<script>, local/<name>, replay/<run-set dir>.")],
@@ -247,16 +240,14 @@ def run(
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
     from armbench.api import plan_run
-    from armbench.models import get_model
 
-    routing = with_settings(get_model(model).provider_routing(comma_list(provider_order), comma_list(provider_ignore)),
-                            settings)
     planned = plan_run(
         model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None,
         arms=arms if arm != ALL else None,
         questions=None if question is None else comma_list(question), out=out_dir, resume=resume,
-        allow_unlocked=allow_unlocked, price=prices,
-        completion_kwargs=routing, max_runs=max_runs, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
+        allow_unlocked=allow_unlocked, price=prices, completion_kwargs=settings,
+        provider_order=comma_list(provider_order), provider_ignore=comma_list(provider_ignore),
+        max_runs=max_runs, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
         max_retries=max_retries, retry_base_delay=retry_base_delay, request_timeout=request_timeout,
         run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
         max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
@@ -427,7 +418,8 @@ def synthesize(
     err.print(f"synthesis: {model} builds a tool for {domain} (budget {budget} tool calls) in {planned.folder}",
               highlight=False)
     try:
-        synthesis = asyncio.run(until_terminated(run_synthesis(planned.domain, planned.config, planned.folder)))
+        synthesis = asyncio.run(until_terminated(
+            run_synthesis(planned.domain, planned.config, planned.folder, planned.model)))
     except (KeyboardInterrupt, Terminated) as stopped:
         err.print(f"{'terminated' if isinstance(stopped, Terminated) else 'interrupted'}: no tool was frozen")
         raise typer.Exit(143 if isinstance(stopped, Terminated) else 130) from None
@@ -461,21 +453,13 @@ def doctor(
     env_file: EnvFile = None,
 ) -> None:
     """Probe a provider: does a tool call with a required argument survive the round trip?"""
+    from armbench.api import probe_client
     from armbench.doctor import run_probe
-    from armbench.models import get_model
-    from armbench.models.retry import RetryPolicy
 
     positive(request_timeout, "--request-timeout")
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
-    resolved = get_model(model)
-    resolved.check()
-    if request_timeout is None:
-        request_timeout = resolved.default_request_timeout(60.0)
-    client = resolved.client(
-        with_settings(resolved.provider_routing(comma_list(provider_order), comma_list(provider_ignore)), settings),
-        RetryPolicy(max_retries=max_retries),
-        request_timeout,
-    )
+    client = probe_client(model, settings, comma_list(provider_order), comma_list(provider_ignore), max_retries,
+                          request_timeout)
     checks = asyncio.run(run_probe(client))
     for check in checks:
         out.print(check.line(), highlight=False)

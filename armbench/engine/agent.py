@@ -53,8 +53,9 @@ question asks for. Write each item exactly in the format the question asks for, 
 Phase = Literal["model", "tool", "agent"]
 
 
-def system_prompt(budget: int, resources: str) -> str:
-    return SYSTEM_PROMPT.format(budget=budget, resources=resources)
+def system_prompt(budget: int, resources: str, template: str = SYSTEM_PROMPT) -> str:
+    """The system prompt an episode starts with: a question's (`template`: a synthesis has its own)."""
+    return template.format(budget=budget, resources=resources)
 
 
 def prompt_hash(budget: int, resources: str) -> str:

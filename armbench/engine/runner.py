@@ -42,7 +42,7 @@ from armbench.engine.progress import RunProgress, Totals
 from armbench.engine.records import to_record
 from armbench.engine.store import RunSetStore
 from armbench.models import get_model
-from armbench.models.model import RunCallers
+from armbench.models.model import Model, RunCallers
 from armbench.models.recording import recording_path
 from armbench.questions import QuestionSet
 from armbench.types import Manifest, RunConfig, RunRecord
@@ -87,19 +87,24 @@ async def run_set(
     resume: bool = False,
     show_progress: bool = True,
     worker_scope: WorkerScope | None = None,
+    model: Model | None = None,
 ) -> RunSetResult:
+    """`model`: config.model as the plan resolved and checked it (armbench.api), else resolved here."""
     jobs = plan(question_sets, config)
     with store.writing():  # one writer per run set, from before its records are read
         stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
+        model = model or get_model(config.model)
         domains = [qs.domain for qs in question_sets]
         async with open_environment(domains, config) as env:
-            return await _run_jobs(jobs, question_sets, config, store, env, stored, show_progress, worker_scope)
+            return await _run_jobs(jobs, question_sets, config, model, store, env, stored, show_progress,
+                                   worker_scope)
 
 
 async def _run_jobs(
     jobs: list[Job],
     question_sets: list[QuestionSet],
     config: RunConfig,
+    model: Model,
     store: RunSetStore,
     env: ArmEnvironment,
     stored: Manifest | None,
@@ -113,9 +118,9 @@ async def _run_jobs(
                       for domain in env.endpoints}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
-                              env.sandbox_isolation(), get_model(config.model).decoding(offered),
+                              env.sandbox_isolation(), model.decoding(offered),
                               env.synthesized_tools(config.arms))
-    callers = _model_callers(config, jobs, store, manifest)
+    callers = _model_callers(model, config, jobs, store, manifest)
     recorded_runs = _recorded_runs(manifest)
     previous = _create(store, manifest) if stored is None else _reopen(store, stored, manifest, config)
     done = {record.run_id for record in previous}
@@ -214,9 +219,10 @@ def _write_files(store: RunSetStore, run_id: str, played: Played) -> str:
     return store.write_transcript(run_id, played.episode.transcript)
 
 
-def _model_callers(config: RunConfig, jobs: list[Job], store: RunSetStore, manifest: Manifest) -> RunCallers:
+def _model_callers(model: Model, config: RunConfig, jobs: list[Job], store: RunSetStore,
+                   manifest: Manifest) -> RunCallers:
     """Where each run's model turns come from: the provider (recorded with --record), or a recording."""
-    callers = get_model(config.model).callers(config, [job.run_id for job in jobs], store.directory)
+    callers = model.callers(config, [job.run_id for job in jobs], store.directory)
     manifest.replay_of = callers.replay_of
     return callers
 

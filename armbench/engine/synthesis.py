@@ -21,12 +21,12 @@ from pathlib import Path
 from armbench.arms.environment import ArmEnvironment, python_tool, resources_prompt, symbolic
 from armbench.arms.frozen_tool import SYNTHESIS_FILE, TOOL_DIR, FrozenTool, freeze
 from armbench.domains import data_hash, find_domain
-from armbench.engine.agent import Episode, converse
+from armbench.engine.agent import Episode, converse, system_prompt
 from armbench.engine.manifest import git_commit, now
 from armbench.engine.plan import run_limits
 from armbench.engine.store import unwritable, write_transcript
 from armbench.errors import UserError
-from armbench.models import get_model
+from armbench.models.model import Model
 from armbench.questions import DESIGN, QuestionSet, load_sets, unlocked_sets
 from armbench.tools.workshop import Workshop
 from armbench.types import RunConfig, StopReason, SynthesisRecord
@@ -34,7 +34,7 @@ from armbench.types import RunConfig, StopReason, SynthesisRecord
 SYNTHESIS_ID = "synthesis"  # its transcript's and recording's name, as a run id names a run's
 TRANSCRIPT_FILE = "transcript.jsonl"
 
-SYSTEM_PROMPT = """\
+SYNTHESIS_PROMPT = """\
 You are a careful software engineer. Build one tool: a typed query function over the data a site \
 shows, which other agents will call to answer research questions about it. Use the tools you are \
 given; each tool call counts against a budget of {budget} tool calls.
@@ -100,25 +100,26 @@ def check_folder(folder: Path) -> None:
         raise UserError(f"cannot write a synthesis to {folder}: {nearest}: {problem}; choose another --out")
 
 
-async def synthesize(domain: str, config: RunConfig, folder: Path) -> Synthesis:
-    """Run one synthesis episode for `domain` with `config.model` (budget, caps and generation
-    settings from `config`) and leave its record, transcript and tool in `folder`."""
+async def synthesize(domain: str, config: RunConfig, folder: Path, model: Model) -> Synthesis:
+    """Run one synthesis episode for `domain` with `model`, config.model as the plan resolved it
+    (budget, caps and generation settings from `config`), and leave its record, transcript and
+    tool in `folder`."""
     questions = design_questions(domain)
     check_folder(folder)
     user = task_prompt(domain, questions)
     async with ArmEnvironment([domain], tool_timeout=config.tool_timeout) as env:
         base_url = env.target(domain).base_url
         prompt_digest = hashlib.sha256(
-            (system_prompt(config.budget, resources_prompt({domain: symbolic(domain)})) + user).encode()
+            (system_prompt(config.budget, resources_prompt({domain: symbolic(domain)}), SYNTHESIS_PROMPT) + user).encode()
         ).hexdigest()
         folder.mkdir(parents=True, exist_ok=True)
-        caller = get_model(config.model).callers(config, [SYNTHESIS_ID], folder).for_run(SYNTHESIS_ID)
+        caller = model.callers(config, [SYNTHESIS_ID], folder).for_run(SYNTHESIS_ID)
         async with env.open_arm("browsing", domain) as arm:
             python = python_tool(arm)
             workshop = Workshop(python, base_url, [tool.name for tool in arm.tools], config.tool_timeout)
             arm.tools.extend(workshop.tools())
             episode = await converse(
-                system_prompt(config.budget, resources_prompt({domain: base_url})), user, arm, caller,
+                system_prompt(config.budget, resources_prompt({domain: base_url}), SYNTHESIS_PROMPT), user, arm, caller,
                 budget=config.budget, limits=run_limits(config), submitted=lambda: workshop.submitted is not None,
             )
         isolation = env.sandbox_isolation()
@@ -137,10 +138,6 @@ async def synthesize(domain: str, config: RunConfig, folder: Path) -> Synthesis:
     )
     (folder / SYNTHESIS_FILE).write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return Synthesis(folder, record, tool)
-
-
-def system_prompt(budget: int, resources: str) -> str:
-    return SYSTEM_PROMPT.format(budget=budget, resources=resources)
 
 
 def failure(episode: Episode, budget: int) -> str:
