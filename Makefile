@@ -99,6 +99,7 @@ bench: setup
 	$(BIN)/python benchmarks/run_engine.py
 	$(BIN)/python benchmarks/ray_executor.py
 	$(BIN)/python benchmarks/worldbank_latency.py
+	$(BIN)/python benchmarks/replica_gate.py
 	$(BIN)/python benchmarks/report_scale.py
 	$(BIN)/python benchmarks/cli_latency.py
 	$(BIN)/python benchmarks/table_domain.py

@@ -48,6 +48,12 @@ class Domain:
         return cls(tables=TableDir(Path(init_file).resolve().parent / "data"), **fields)
 
     @property
+    def known_tool(self) -> Path:
+        """Where a known-good synthesized tool for the domain would be (its `tool.py` and
+        `tool.json`, as a frozen tool's folder holds them): what `scripted/synth-oracle` submits."""
+        return self.tables.directory.parent / "known_tool"
+
+    @property
     def replica(self) -> Replica:
         return Replica(self.name, self.port_offset, self.app, self.tables.hash())
 

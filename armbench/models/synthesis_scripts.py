@@ -1,10 +1,10 @@
 """Scripts that play a synthesis episode (`bench synthesize`), offline:
 
-- `scripted/synth-oracle` writes the known-good tool for the domain (known_tools/<domain>.py, with
-  its spec in <domain>.json), tries it on the first design question that has a typed solution of
+- `scripted/synth-oracle` writes the known-good tool for the domain (its folder's known_tool/tool.py,
+  with its spec in tool.json), tries it on the first design question that has a typed solution of
   the same name, and submits it. A step of its that fails is the script's failure, raised as a
   provider error (the synthesis then records an infra error, never a tool).
-- `scripted/synth-broken` writes known_tools/broken.py, tries it in each way it fails (a raise, a
+- `scripted/synth-broken` writes broken_tool/tool.py, tries it in each way it fails (a raise, a
   hang past the call timeout, an oversized result: each must come back as a tool error), then
   submits it, so the synthesized arm can be seen to survive it too.
 """
@@ -17,21 +17,22 @@ from typing import Any
 
 import litellm
 
+from armbench.domains import DOMAINS, find_domain
 from armbench.models.script_registry import Reply, ScriptedToolCall, Turn
 from armbench.questions import load_sets, solution, with_replica_addresses
 
-KNOWN_TOOLS = Path(__file__).resolve().parent / "known_tools"
+BROKEN_TOOL = Path(__file__).resolve().parent / "broken_tool"
 DOMAIN_LINE = re.compile(r"^Domain: (\S+)$", re.M)
 WORKSHOP = ("write_tool", "try_tool", "submit_tool")
 BROKEN_MODES = ("raise", "hang", "huge")
 
 
-def write_call(name: str) -> ScriptedToolCall:
-    """write_tool with the known tool `name` (its source and spec from known_tools/)."""
-    spec = json.loads((KNOWN_TOOLS / f"{name}.json").read_text(encoding="utf-8"))
+def write_call(folder: Path) -> ScriptedToolCall:
+    """write_tool with the tool in `folder` (its source tool.py and spec tool.json)."""
+    spec = json.loads((folder / "tool.json").read_text(encoding="utf-8"))
     return ScriptedToolCall("write_tool", {
         "name": spec["name"], "description": spec["description"],
-        "parameters": json.dumps(spec["parameters"]), "source": (KNOWN_TOOLS / f"{name}.py").read_text(encoding="utf-8"),
+        "parameters": json.dumps(spec["parameters"]), "source": (folder / "tool.py").read_text(encoding="utf-8"),
     })
 
 
@@ -61,9 +62,10 @@ def synth_oracle(turn: Turn) -> Reply:
     if not all(name in turn.tool_names for name in WORKSHOP):
         return Reply(text="synth-oracle builds tools: run it with `bench synthesize`.")
     domain = domain_of(turn)
-    if domain is None or not (KNOWN_TOOLS / f"{domain}.json").exists():
+    known = find_domain(domain).known_tool if domain in DOMAINS else None
+    if known is None or not (known / "tool.json").exists():
         return Reply(text=f"I know no tool for the domain {domain!r}.")
-    write = write_call(domain)
+    write = write_call(known)
     steps = [write, try_call(design_arguments(domain, write.arguments["name"])), SUBMIT]
     return play_steps(turn, steps, check=True)
 
@@ -92,7 +94,7 @@ def check_step(step: ScriptedToolCall, result: str) -> None:
 def synth_broken(turn: Turn) -> Reply:
     if not all(name in turn.tool_names for name in WORKSHOP):
         return Reply(text="synth-broken builds tools: run it with `bench synthesize`.")
-    steps = [write_call("broken"), *(try_call({"mode": mode}) for mode in BROKEN_MODES), SUBMIT]
+    steps = [write_call(BROKEN_TOOL), *(try_call({"mode": mode}) for mode in BROKEN_MODES), SUBMIT]
     return play_steps(turn, steps, check=False)
 
 

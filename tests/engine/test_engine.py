@@ -2,6 +2,7 @@
 import asyncio
 import json
 import threading
+import time
 from contextlib import asynccontextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,18 +27,22 @@ class GaugeArgs(BaseModel):
 
 
 class Gauge(Tool):
-    """Counts how many runs are inside a tool call at once."""
+    """Counts how many runs are inside a tool call at once. A call stays until `awaited` are in, or
+    for at most a second, so the count does not depend on how fast a busy machine starts them."""
 
     name = "gauge"
     description = "Measures concurrency."
     Args = GaugeArgs
     now = 0
     peak = 0
+    awaited = 3
 
     async def run(self, args: GaugeArgs) -> dict[str, Any]:
         Gauge.now += 1
         Gauge.peak = max(Gauge.peak, Gauge.now)
-        await asyncio.sleep(0.005)
+        deadline = time.monotonic() + 1.0
+        while Gauge.now < Gauge.awaited and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         Gauge.now -= 1
         return {"ok": True}
 

@@ -1,5 +1,5 @@
-"""The known-good GPU tool that `scripted/synth-oracle` submits (armbench/models/known_tools/gpus.py
-with its spec gpus.json): a stdlib module that crawls the GPU replica over HTTP. Every GPU question's
+"""The known-good GPU tool that `scripted/synth-oracle` submits (armbench/domains/gpus/known_tool/tool.py
+with its spec tool.json): a stdlib module that crawls the GPU replica over HTTP. Every GPU question's
 tooled solution, replayed against it on a real replica, grades correct; its spec accepts every
 solution's arguments; a bad argument is a clear error at once. Each call runs in a fresh interpreter
 (`python -I`), the module executed with REPLICA_URL set first, as the harness does; `-s` prints the
@@ -12,12 +12,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-import armbench.models
 from armbench.domains import find_domain
 from armbench.domains.gpus.tools import GpuQuery
 from armbench.grading.strict import grade
@@ -27,9 +25,8 @@ from armbench.replicas.supervisor import replicas_running
 from armbench.types import StopReason
 from tests.conftest import free_port_base
 
-KNOWN_TOOLS = Path(armbench.models.__file__).parent / "known_tools"
-SOURCE = (KNOWN_TOOLS / "gpus.py").read_text()
-SPEC = json.loads((KNOWN_TOOLS / "gpus.json").read_text())
+SOURCE = (find_domain("gpus").known_tool / "tool.py").read_text()
+SPEC = json.loads((find_domain("gpus").known_tool / "tool.json").read_text())
 # The sets the known tool was written beside (heldout-2 came later and is not its business).
 QUESTIONS = {q.id: q for qs in load_sets(["gpus"], ["design", "heldout"]) for q in qs.questions if "tooled" in q.solutions}
 CALL_TIMEOUT_S = 60  # about the harness's per-call timeout: past it, the tool hangs

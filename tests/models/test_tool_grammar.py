@@ -17,9 +17,9 @@ import pytest
 from armbench.arms import ARMS
 from armbench.arms.environment import ArmEnvironment
 from armbench.arms.frozen_tool import FrozenTool
-from armbench.domains import DOMAINS
+from armbench.domains import DOMAINS, find_domain
 from armbench.models.local_models import local_model
-from armbench.models.synthesis_scripts import KNOWN_TOOLS, write_call
+from armbench.models.synthesis_scripts import BROKEN_TOOL, write_call
 from armbench.models.tool_grammar import (
     MAX_ANSWER_CHARS,
     MAX_ITEMS,
@@ -110,15 +110,15 @@ REJECTED = {  # why -> (domain, arm, reply)
 }
 
 
-def known_tool(name: str) -> ToolSpec:
-    spec = json.loads((KNOWN_TOOLS / f"{name}.json").read_text())
-    return ToolSpec(spec["name"], spec["description"], spec["parameters"], (KNOWN_TOOLS / f"{name}.py").read_text())
+def known_tool(folder: Path) -> ToolSpec:
+    spec = json.loads((folder / "tool.json").read_text())
+    return ToolSpec(spec["name"], spec["description"], spec["parameters"], (folder / "tool.py").read_text())
 
 
 @cache
 def environment() -> ArmEnvironment:
     """Every domain; the synthesized arm has synth-oracle's GPU tool for gpus, synth-broken's elsewhere."""
-    synthesized = {domain: FrozenTool(known_tool("gpus" if domain == "gpus" else "broken"), domain, Path("."))
+    synthesized = {domain: FrozenTool(known_tool(find_domain("gpus").known_tool if domain == "gpus" else BROKEN_TOOL), domain, Path("."))
                    for domain in DOMAINS}
     return ArmEnvironment(list(DOMAINS), synthesized=synthesized)
 
@@ -195,7 +195,7 @@ def test_a_synthesis_can_write_try_and_submit_under_the_grammar():
     python = next(tool for tool in env.web("gpus") if isinstance(tool, PythonTool))
     workshop = Workshop(python, env.target("gpus").base_url, [])
     text = tool_call_grammar(arm("gpus", "browsing").schemas() + [tool.schema() for tool in workshop.tools()])
-    written = write_call("gpus").arguments
+    written = write_call(find_domain("gpus").known_tool).arguments
     replies = [call("write_tool", written), call("try_tool", {"arguments": '{"limit": 3}'}), call("submit_tool", {})]
     assert all(Grammar(text).matches(reply) for reply in replies)
     assert not Grammar(text).matches(call("write_tool", {**written, "parameters": {"type": "object"}}))

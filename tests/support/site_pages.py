@@ -5,8 +5,6 @@ import re
 
 from fastapi.testclient import TestClient
 
-from armbench.domains import data_hash
-
 
 def row_value(html: str, label: str) -> str:
     """The value a record page (one GPU, one fund) shows for `label`."""
@@ -19,9 +17,3 @@ def check_error_page(site: TestClient, url: str, status: int, message: str, foot
     assert response.status_code == status
     assert "text/html" in response.headers["content-type"]
     assert message in response.text.replace("&#39;", "'") and footer.search(response.text)
-
-
-def check_healthz_and_no_api_description(site: TestClient, replica: str) -> None:
-    assert site.get("/healthz").json() == {"replica": replica, "data_hash": data_hash([replica])}
-    for path in ("/docs", "/redoc", "/openapi.json"):
-        assert site.get(path).status_code == 404

@@ -17,34 +17,8 @@ from armbench.replicas.supervisor import replicas_running
 from armbench.tools.replica_gate import ReplicaShare
 from armbench.tools.sandbox import ReplicaRoute, SandboxConfig
 from armbench.tools.web_tools import PythonTool
+from benchmarks.replica_gate import BIG, SMALL, quiet_and_flooded
 from tests.conftest import free_port, free_port_base
-
-# A 4 MB reply: about 0.1 s of the replica's interpreter each.
-BIG = "/v2/country/all/indicator/SP.POP.TOTL;NY.GDP.MKTP.CD?format=json&per_page=20000&source=2"
-SMALL = "/v2/country/DEU/indicator/SP.POP.TOTL?format=json&date=2019"
-
-FLOOD = """
-import threading, urllib.request
-def fetch():
-    while True:
-        try:
-            urllib.request.urlopen("{base}{path}", timeout=30).read()
-        except Exception:
-            pass
-for _ in range(8):  # more would spend the sandbox's 64 threads (the forwarder takes 2 per connection)
-    threading.Thread(target=fetch).start()
-"""
-
-MEASURE = """
-import json, statistics, time, urllib.request
-latencies = []
-for _ in range({count}):
-    start = time.perf_counter()
-    urllib.request.urlopen("{base}{path}", timeout=30).read()
-    latencies.append(time.perf_counter() - start)
-    time.sleep(0.05)
-print(json.dumps(statistics.median(latencies)))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -66,25 +40,11 @@ def worldbank():
         shutil.rmtree(directory, ignore_errors=True)
 
 
-async def median_latency(tool: PythonTool, base: str, count: int = 40) -> float:
-    outcome = await tool.invoke({"code": MEASURE.format(base=base, path=SMALL, count=count)})
-    assert outcome.result["exit_code"] == 0, outcome.result
-    return json.loads(outcome.result["stdout"])
-
-
-async def test_a_flooding_run_leaves_another_runs_replica_calls_within_2x(worldbank):
-    """Without the gate the same flood took the other run's p50 from ~3 ms to ~400 ms."""
-    base, route = worldbank
-    config = SandboxConfig(wall_timeout_s=30.0)
-    victim, flooder = PythonTool([route], config), PythonTool([route], config)
-    quiet = await median_latency(victim, base)
-    flood = asyncio.create_task(flooder.invoke({"code": FLOOD.format(base=base, path=BIG)}))
-    await asyncio.sleep(2.0)  # the flood is under way, its savings spent
-    crowded = await median_latency(victim, base)
-    flood.cancel()
-    await asyncio.gather(flood, return_exceptions=True)
-    print(f"p50 quiet {quiet * 1000:.1f} ms, beside a flood {crowded * 1000:.1f} ms")
-    assert crowded <= 2 * quiet, f"p50 {quiet * 1000:.1f} ms quiet, {crowded * 1000:.1f} ms beside a flood"
+async def test_a_flooding_run_leaves_another_runs_replica_calls_answered(worldbank):
+    """Every call of the other run succeeds beside the flood; how much slower they get (within 2x of
+    quiet, against ~130x without the gate) is measured by benchmarks/replica_gate.py."""
+    quiet, crowded = await quiet_and_flooded(*worldbank)
+    assert quiet > 0 and crowded > 0
 
 
 PARALLEL = """

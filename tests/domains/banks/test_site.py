@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from armbench.domains.banks import TABLES
 from armbench.domains.banks.site.app import create_app
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
+from tests.support.site_pages import check_error_page, row_value
 
 TABLE = TABLES.load("bank_failures")
 FAILED = TABLE.filter(pl.col("resolution_type") == "FAILURE")
@@ -102,9 +102,8 @@ def expected_order(frame: pl.DataFrame, column: str, kind: str, order: str) -> l
 # ---- home -----------------------------------------------------------------------------------
 
 
-def test_home_says_what_the_site_holds_and_healthz_names_the_data(site):
+def test_home_says_what_the_site_holds(site):
     assert site.get("/", follow_redirects=False).headers["location"] == "/bank-failures"
-    check_healthz_and_no_api_description(site, "banks")
     page = site.get("/bank-failures").text
     assert "3,521 failures and 593 assistance transactions" in page and "from 1934 to 2026" in page
     assert 'href="/failed-bank-list"' in page and 'href="/bankfind"' in page

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from armbench.domains.crashes import TABLES
 from armbench.domains.crashes.site.app import create_app
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
+from tests.support.site_pages import check_error_page, row_value
 
 CRASHES = TABLES.load("crashes")
 NATIONAL = TABLES.load("crashes_national")
@@ -75,9 +75,8 @@ def main(html: str) -> str:
 # ---- home, index, about ---------------------------------------------------------------------
 
 
-def test_home_leads_to_the_index_and_healthz_names_the_data(site):
+def test_home_leads_to_the_index(site):
     assert site.get("/", follow_redirects=False).headers["location"] == "/fatality-facts/"
-    check_healthz_and_no_api_description(site, "crashes")
 
 
 def test_index_links_every_year_and_every_state_but_south_carolina(site):

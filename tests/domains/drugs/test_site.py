@@ -18,7 +18,7 @@ from markupsafe import escape
 from armbench.domains.drugs import TABLES
 from armbench.domains.drugs.site.app import create_app
 from tests.fuzz.hostile import FUZZ, hostile_value
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
+from tests.support.site_pages import check_error_page, row_value
 
 APPLICATIONS = TABLES.load("drug_applications")
 PRODUCTS = TABLES.load("drug_products")
@@ -59,7 +59,6 @@ def cells(row: str) -> list[str]:
 
 def test_home_is_the_about_page_with_the_search_form(site):
     assert site.get("/", follow_redirects=False).headers["location"] == "/daf/"
-    check_healthz_and_no_api_description(site, "drugs")
     html = site.get("/daf/").text
     assert h1(html) == "Drugs@FDA: FDA-Approved Drugs"
     assert '<form method="get" action="/daf/search"' in html and 'name="q"' in html

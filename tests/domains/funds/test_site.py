@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from armbench.domains.funds import TABLES
 from armbench.domains.funds.site.app import create_app
 from armbench.domains.funds.site.fields import SECTIONS
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
+from tests.support.site_pages import check_error_page, row_value
 
 FUNDS = TABLES.load("funds")
 OPEN = FUNDS.filter(pl.col("status") == "open")
@@ -227,7 +227,3 @@ def test_unknown_symbol_is_a_404_page(site):
     assert response.status_code == 404 and "No fund has the symbol 'NOSUCHX'" in response.text.replace("&#39;", "'")
     assert FOOTER.search(response.text) and '<a href="/funds">Screen all funds</a>' in response.text
     assert site.get("/nowhere").status_code == 404
-
-
-def test_healthz_and_no_api_description(site):
-    check_healthz_and_no_api_description(site, "funds")

@@ -16,7 +16,7 @@ from armbench.domains.gpus.site.app import create_app
 from armbench.domains.gpus.site.fields import SECTIONS
 from armbench.errors import UserError
 from armbench.replicas.web.listing import page_numbers
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description, row_value
+from tests.support.site_pages import check_error_page, row_value
 
 GPUS = TABLES.load("gpus")
 RTX_2080_TI = "geforce-rtx-2080-ti.c3305"
@@ -179,10 +179,6 @@ def test_unknown_slug_is_a_404_page(site):
     assert response.status_code == 404 and "No GPU has the address" in response.text
     assert FOOTER.search(response.text) and '<a href="/gpus">' in response.text
     assert site.get("/nowhere").status_code == 404
-
-
-def test_healthz_and_no_api_description(site):
-    check_healthz_and_no_api_description(site, "gpus")
 
 
 def test_unknown_domain_is_a_user_error():

@@ -14,7 +14,7 @@ from markupsafe import escape
 
 from armbench.domains.mortality import TABLES
 from armbench.domains.mortality.site.app import create_app
-from tests.support.site_pages import check_error_page, check_healthz_and_no_api_description
+from tests.support.site_pages import check_error_page
 
 TABLE = TABLES.load("mortality")
 STATES = TABLE.filter(~pl.col("is_national_total"))
@@ -60,9 +60,8 @@ def of(frame: pl.DataFrame, **where: object) -> pl.DataFrame:
 # ---- home, index, about ---------------------------------------------------------------------
 
 
-def test_home_leads_to_the_index_and_healthz_names_the_data(site):
+def test_home_leads_to_the_index(site):
     assert site.get("/", follow_redirects=False).headers["location"] == "/sosmap/"
-    check_healthz_and_no_api_description(site, "mortality")
 
 
 def test_index_links_every_cause_both_ways_and_every_state(site):

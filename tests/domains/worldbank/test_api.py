@@ -8,7 +8,6 @@ import polars as pl
 import pytest
 from starlette.testclient import TestClient
 
-from armbench.domains import data_hash
 from armbench.domains.worldbank import TABLES
 from armbench.domains.worldbank.api.app import create_app
 
@@ -32,10 +31,6 @@ def get_json(client, path: str, **params):
 def observed(indicator: str) -> dict[tuple[str, int], float]:
     rows = VALUES.filter(pl.col("indicator") == indicator)
     return dict(zip(zip(rows["country"], rows["year"]), rows["value"]))
-
-
-def test_healthz_names_the_replica_and_the_data(client):
-    assert client.get("/healthz").json() == {"replica": "worldbank", "data_hash": data_hash(["worldbank"])}
 
 
 def test_paging_through_every_page_gives_every_value_and_a_null_for_every_gap(client):
