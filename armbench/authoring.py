@@ -17,7 +17,6 @@ import asyncio
 import datetime as dt
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,7 +163,7 @@ def browsing_solution(question: Question, code: str | None) -> tuple[Solution | 
         items, took, failure = play_in_sandbox(question, written)
         if sorted(items) != sorted(question.answer):
             raise UserError(f"the browsing script answers {items}, the data {question.answer}{failure}")
-        return written, f"browsing: your script gives the answer in the sandbox in {took:.0f} s"
+        return written, f"browsing: your script gives the answer in the sandbox in {took:.0f} s of its own time"
     try:
         scope = implied_scope(question)
         derived = derived_solution(question, scope)
@@ -174,12 +173,13 @@ def browsing_solution(question: Question, code: str | None) -> tuple[Solution | 
     if sorted(items) != sorted(question.answer):
         return None, f"the derived browsing solution does not give the answer{failure}; write one (--browsing-code FILE)"
     if took > SandboxConfig().wall_timeout_s * DERIVED_SHARE:
-        return None, (f"the derived browsing solution gives the answer, but took {took:.0f} s, more than "
-                      f"{DERIVED_SHARE:.0%} of the sandbox's wall limit (a busier machine could stop it); write one "
+        return None, (f"the derived browsing solution gives the answer, but took {took:.0f} s of its own time, more "
+                      f"than {DERIVED_SHARE:.0%} of the sandbox's wall limit (a slower machine could stop it); write one "
                       "that reads fewer pages (--browsing-code FILE)")
     reading = f", reading only the rows where {scope_words(scope)}" if scope else ""
     return (Derived(derived=scope) if scope else DERIVED,
-            f"browsing: derived (the site reader and the SQL in the sandbox give the answer in {took:.0f} s{reading})")
+            f"browsing: derived (the site reader and the SQL in the sandbox give the answer in "
+            f"{took:.0f} s of their own time{reading})")
 
 
 def scope_words(scope: dict[str, Any]) -> str:
@@ -188,8 +188,11 @@ def scope_words(scope: dict[str, Any]) -> str:
 
 def play_in_sandbox(question: Question, solution: Solution) -> tuple[list[str], float, str]:
     """A one-call python solution played in the sandbox against the domain's replica: its answer
-    items, its seconds, and what went wrong (", stderr: ..." or "")."""
+    items, its own seconds (what the sandbox's wall limit counts: not the time a busy machine or
+    replica held it, so the verdict does not depend on the load), and what went wrong
+    (", stderr: ..." or "")."""
     from armbench.replicas.supervisor import replicas_running
+    from armbench.tools.base import ToolInfraError
     from armbench.tools.sandbox import ReplicaRoute
     from armbench.tools.web_tools import PythonTool
 
@@ -198,12 +201,14 @@ def play_in_sandbox(question: Question, solution: Solution) -> tuple[list[str], 
         target = endpoints[domain.name]
         tool = PythonTool([ReplicaRoute(port=target.port, socket_path=str(target.socket_path))])
         address = {question.domain: target.base_url.rstrip("/")}
-        started = time.monotonic()
-        outcome = asyncio.run(tool.invoke(with_replica_addresses(solution.calls[0].args, address.__getitem__)))
-        took = time.monotonic() - started
-    items = solution.answer.items([outcome.result]) if not outcome.is_error else []
-    said = outcome.result.get("stderr") or outcome.result.get("notice") or outcome.result.get("error")
-    return items, took, f", stderr: {str(said)[-300:]}" if said else ""
+        code = with_replica_addresses(solution.calls[0].args, address.__getitem__)["code"]
+        try:
+            ran = asyncio.run(tool.execute(code))
+        except ToolInfraError as error:
+            raise UserError(f"the browsing solution could not be played here: {error}") from None
+    items = solution.answer.items([{"stdout": ran.stdout, "stderr": ran.stderr, "exit_code": ran.exit_code}])
+    said = ran.stderr or (f"killed: {ran.killed_reason}" if ran.killed_reason else "")
+    return items, ran.duration_s - ran.held_seconds, f", stderr: {said[-300:]}" if said else ""
 
 
 def append(path: Path, question: Question) -> None:
