@@ -228,8 +228,7 @@ def plan_spending(
     without the model's credentials, a run set folder, or anything started. `token_source`: a run
     set whose per-question token figures to expect (default: DEFAULT_TOKENS_PER_RUN)."""
     from armbench.analysis import planning
-    from armbench.models import DEFAULT_PROVIDER, get_model, provider_of
-    from armbench.models.pricing import price_per_million
+    from armbench.models import price_of
 
     selection = select_questions(domains, sets, arms, questions, tool_from or (), allow_unlocked)
     try:
@@ -241,12 +240,7 @@ def plan_spending(
     if not 0 < discordance <= 1 or difference is not None and not 0 < difference <= discordance:
         raise UserError(f"need 0 < --difference <= --discordance <= 1 (got {difference}, {discordance}): "
                         "only pairs where the arms disagree can differ")
-    if price:
-        prices: tuple[float, float] | None = price
-    elif provider_of(model) == DEFAULT_PROVIDER:  # its price is in LiteLLM's cost map: no need to load LiteLLM
-        prices = price_per_million(model)
-    else:
-        prices = price_per_million(get_model(model).name)
+    prices = price or price_of(model)
     records = None
     if token_source:
         from armbench.engine.store import RunSetStore

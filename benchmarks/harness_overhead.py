@@ -13,6 +13,7 @@ import time
 
 from armbench.arms.environment import ArmEnvironment
 from armbench.engine.agent import run_episode
+from armbench.models import get_model
 from armbench.questions import load_sets
 
 REPEATS = 10
@@ -21,12 +22,13 @@ REPEATS = 10
 async def measure(repeats: int = REPEATS) -> dict[str, float]:
     questions = [q for qs in load_sets(["gpus"]) for q in qs.questions]
     async with ArmEnvironment(["gpus"]) as env, env.open_arm("tooled", "gpus") as arm:
-        await run_episode(questions[0], arm, "scripted/oracle")  # warm-up: imports, caches
+        oracle = get_model("scripted/oracle").client()
+        await run_episode(questions[0], arm, oracle)  # warm-up: imports, caches
         episodes = []
         started = time.perf_counter()
         for _ in range(repeats):
             for question in questions:
-                episodes.append(await run_episode(question, arm, "scripted/oracle"))
+                episodes.append(await run_episode(question, arm, oracle))
         elapsed = time.perf_counter() - started
     actions = sum(e.actions for e in episodes)
     model_calls = sum(e.actions for e in episodes) + len(episodes)  # one more turn to answer

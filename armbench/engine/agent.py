@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 from armbench.engine.limits import NO_LIMITS, RunLimits
 from armbench.grading.strict import extract_answer
-from armbench.models import get_model
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
@@ -123,13 +122,13 @@ class Episode:
 async def run_episode(
     question: Question,
     arm: ArmTools,
-    model: str | ModelCaller,
+    caller: ModelCaller,
     *,
     budget: int = DEFAULT_BUDGET,
     resources: str = "",
     limits: RunLimits = NO_LIMITS,
 ) -> Episode:
-    return await converse(system_prompt(budget, resources), question.prompt(), arm, model, budget=budget,
+    return await converse(system_prompt(budget, resources), question.prompt(), arm, caller, budget=budget,
                           limits=limits)
 
 
@@ -137,15 +136,15 @@ async def converse(
     system: str,
     user: str,
     arm: ArmTools,
-    model: str | ModelCaller,
+    client: ModelCaller,
     *,
     budget: int = DEFAULT_BUDGET,
     limits: RunLimits = NO_LIMITS,
     submitted: Callable[[], bool] = lambda: False,
 ) -> Episode:
     """The loop behind every episode: a question's run, or a synthesis (which ends as `submitted`
-    once its submit tool has frozen a tool, with no further model call)."""
-    client = get_model(model).client() if isinstance(model, str) else model
+    once its submit tool has frozen a tool, with no further model call). `client`: the model's
+    caller, for this run."""
     episode = Episode()
     started = time.perf_counter()
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -41,7 +41,6 @@ from armbench.engine.plan import Job, plan, tool_key
 from armbench.engine.progress import RunProgress, Totals
 from armbench.engine.records import to_record
 from armbench.engine.store import RunSetStore
-from armbench.models import get_model
 from armbench.models.model import Model, RunCallers
 from armbench.models.recording import recording_path
 from armbench.questions import QuestionSet
@@ -87,13 +86,12 @@ async def run_set(
     resume: bool = False,
     show_progress: bool = True,
     worker_scope: WorkerScope | None = None,
-    model: Model | None = None,
+    model: Model,
 ) -> RunSetResult:
-    """`model`: config.model as the plan resolved and checked it (armbench.api), else resolved here."""
+    """`model`: config.model as the plan resolved and checked it (armbench.api)."""
     jobs = plan(question_sets, config)
     with store.writing():  # one writer per run set, from before its records are read
         stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
-        model = model or get_model(config.model)
         domains = [qs.domain for qs in question_sets]
         async with open_environment(domains, config) as env:
             return await _run_jobs(jobs, question_sets, config, model, store, env, stored, show_progress,

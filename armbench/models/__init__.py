@@ -74,3 +74,11 @@ def get_model(model: str) -> Model:
     configured, and the provider set up, the first time."""
     configure_litellm()
     return PROVIDERS[provider_of(model)]()(model)
+
+
+def price_of(model: str) -> tuple[float, float] | None:
+    """Dollars per million input and output tokens of the model a string names, None when unknown:
+    a LiteLLM model's from LiteLLM's cost map file (without loading LiteLLM), another's from its provider."""
+    from armbench.models.pricing import price_per_million
+
+    return price_per_million(model if provider_of(model) == DEFAULT_PROVIDER else get_model(model).name)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore
 from armbench.types import RunConfig
+from tests.support.models import run_set
 
 QUESTIONS = ("gpus-design-01", "gpus-design-02")
 

@@ -11,6 +11,7 @@ from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
 from armbench.tools.base import ArmTools, ToolInfraError
+from tests.support.models import caller
 
 
 def question_by_id(question_set, qid):
@@ -25,7 +26,7 @@ async def arm(arm_env):
 
 async def test_oracle_answers_every_design_question(gpu_design, arm):
     for question in gpu_design.questions:
-        episode = await run_episode(question, arm, "scripted/oracle")
+        episode = await run_episode(question, arm, caller("scripted/oracle"))
         verdict = grade(episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason)
         assert verdict.correct, (question.id, episode.answer)
         assert episode.stop_reason == "answered"
@@ -36,7 +37,7 @@ async def test_tie_answered_with_a_comma_is_wrong_separator(gpu_design, arm, scr
     register_script("comma-oracle")(lambda turn: play_solution(turn, separator=","))
     tie = question_by_id(gpu_design, "gpus-design-02")
     assert len(tie.answer) == 2 and tie.separator != ","
-    episode = await run_episode(tie, arm, "scripted/comma-oracle")
+    episode = await run_episode(tie, arm, caller("scripted/comma-oracle"))
     verdict = grade(episode.answer, tie.answer, tie.separator, stop_reason=episode.stop_reason)
     assert "," in episode.answer
     assert not verdict.correct
@@ -45,7 +46,7 @@ async def test_tie_answered_with_a_comma_is_wrong_separator(gpu_design, arm, scr
 
 async def test_malformed_tool_json_goes_back_to_the_model_until_budget(gpu_design, arm):
     question = gpu_design.questions[0]
-    episode = await run_episode(question, arm, "scripted/malformed-json", budget=5)
+    episode = await run_episode(question, arm, caller("scripted/malformed-json"), budget=5)
     assert episode.stop_reason == "budget"
     assert episode.actions == 5 and episode.tool_errors == 5
     tool_messages = [m for m in episode.transcript if m["role"] == "tool"]
@@ -55,7 +56,7 @@ async def test_malformed_tool_json_goes_back_to_the_model_until_budget(gpu_desig
 
 async def test_dropped_arguments_reach_the_tool_and_the_answer_is_wrong(gpu_design, arm):
     question = question_by_id(gpu_design, "gpus-design-01")
-    episode = await run_episode(question, arm, "scripted/drop-args")
+    episode = await run_episode(question, arm, caller("scripted/drop-args"))
     call = next(m for m in episode.transcript if m.get("tool_calls"))["tool_calls"][0]
     assert json.loads(call["function"]["arguments"]) == {}
     verdict = grade(episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason)
@@ -81,7 +82,7 @@ async def test_unknown_tool_and_bad_arguments_are_reported_to_the_model(gpu_desi
             return Reply(tool_calls=[ScriptedToolCall("gpu_query", {"limit": "many"})])
         return Reply(text="I could not do it.")
 
-    episode = await run_episode(gpu_design.questions[0], arm, "scripted/confused")
+    episode = await run_episode(gpu_design.questions[0], arm, caller("scripted/confused"))
     errors = [json.loads(m["content"])["error"] for m in episode.transcript if m["role"] == "tool"]
     assert errors[0]["type"] == "unknown_tool" and "gpu_query" in errors[0]["valid_choices"]
     assert errors[1]["type"] in {"invalid_arguments", "bad_value"}
@@ -90,8 +91,8 @@ async def test_unknown_tool_and_bad_arguments_are_reported_to_the_model(gpu_desi
 
 async def test_usage_is_recorded_and_an_unpriced_model_costs_unknown(gpu_design, arm, script_registry):
     register_script("unpriced-oracle", free=False)(play_solution)
-    priced = await run_episode(gpu_design.questions[0], arm, "scripted/oracle")
-    unpriced = await run_episode(gpu_design.questions[0], arm, "scripted/unpriced-oracle")
+    priced = await run_episode(gpu_design.questions[0], arm, caller("scripted/oracle"))
+    unpriced = await run_episode(gpu_design.questions[0], arm, caller("scripted/unpriced-oracle"))
     assert priced.usage.cost_usd == 0.0
     assert unpriced.usage.cost_usd is None
     assert unpriced.usage.prompt_tokens > 0 and unpriced.usage.completion_tokens > 0
@@ -99,8 +100,8 @@ async def test_usage_is_recorded_and_an_unpriced_model_costs_unknown(gpu_design,
 
 
 async def test_system_prompt_is_the_same_for_every_question(gpu_design, gpu_heldout, arm):
-    first = await run_episode(gpu_design.questions[0], arm, "scripted/oracle")
-    second = await run_episode(gpu_heldout.questions[0], arm, "scripted/oracle", budget=24)
+    first = await run_episode(gpu_design.questions[0], arm, caller("scripted/oracle"))
+    second = await run_episode(gpu_heldout.questions[0], arm, caller("scripted/oracle"), budget=24)
     assert first.transcript[0] == second.transcript[0]
     assert "ANSWER:" in first.transcript[0]["content"]
 
@@ -117,7 +118,7 @@ async def test_a_tool_whose_backend_is_gone_ends_the_run_as_an_infra_error(gpu_d
         async def invoke(self, arguments):
             raise ToolInfraError("MCP server connection lost")
 
-    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", [Orphan()]), "scripted/oracle")
+    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", [Orphan()]), caller("scripted/oracle"))
     assert episode.stop_reason == "infra_error" and episode.answer is None
     assert episode.error == "ToolInfraError: MCP server connection lost"
     assert episode.actions == 1

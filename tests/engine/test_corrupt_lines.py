@@ -5,10 +5,10 @@ import json
 import pytest
 
 from armbench.engine.plan import plan
-from armbench.engine.runner import run_set
 from armbench.engine.store import Reopened, RunSetStore
 from armbench.errors import UserError
 from armbench.types import RunConfig
+from tests.support.models import run_set
 
 
 async def test_resume_sets_corrupt_lines_aside_in_a_bad_file_and_redoes_their_runs(tmp_path, gpu_design, capsys):

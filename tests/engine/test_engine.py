@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from armbench.engine.agent import run_episode
-from armbench.engine.runner import RunSetFailed, run_set
+from armbench.engine.runner import RunSetFailed
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
@@ -20,6 +20,7 @@ from armbench.models.script_registry import Reply, ScriptedToolCall, register_sc
 from armbench.models.scripts import play_solution, questions_by_prompt, server_error
 from armbench.tools.base import ArmTools, Tool
 from armbench.types import RunConfig
+from tests.support.models import run_set
 
 
 class GaugeArgs(BaseModel):

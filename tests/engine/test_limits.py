@@ -14,6 +14,7 @@ from armbench.models.retry import RetryPolicy
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.models.scripts import play_solution
 from armbench.tools.base import ArmTools, Tool
+from tests.support.models import caller
 
 
 class WaitArgs(BaseModel):
@@ -57,21 +58,21 @@ def graded(question, episode):
 
 
 async def test_timeout_while_waiting_for_the_model_is_an_infra_error(question, gpu_arm):
-    episode = await run_episode(question, gpu_arm, "scripted/oracle+latency=30", limits=RunLimits(timeout=0.2))
+    episode = await run_episode(question, gpu_arm, caller("scripted/oracle+latency=30"), limits=RunLimits(timeout=0.2))
     assert (episode.stop_reason, episode.error_kind) == ("timeout", "infra")
     assert "waiting for the model" in episode.error and episode.answer is None
 
 
 async def test_timeout_while_a_tool_runs_is_the_agents_failure(question, script_registry):
     register_script("waiter")(call_wait_then_answer({"seconds": 30}))
-    episode = await run_episode(question, ArmTools("slow", [Wait()]), "scripted/waiter", limits=RunLimits(timeout=0.2))
+    episode = await run_episode(question, ArmTools("slow", [Wait()]), caller("scripted/waiter"), limits=RunLimits(timeout=0.2))
     assert (episode.stop_reason, episode.error_kind) == ("timeout", "agent")
     assert "while a tool ran" in episode.error
     assert graded(question, episode).miss_reason == "no_answer_limit"
 
 
 async def test_token_cap_stops_before_the_next_model_call(question, gpu_arm):
-    episode = await run_episode(question, gpu_arm, "scripted/oracle", limits=RunLimits(max_tokens=10))
+    episode = await run_episode(question, gpu_arm, caller("scripted/oracle"), limits=RunLimits(max_tokens=10))
     assert (episode.stop_reason, episode.error_kind) == ("token_cap", "agent")
     assert len(episode.call_providers) == 1  # one call, then the cap held
     assert episode.answer is None and graded(question, episode).outcome == "no_answer"
@@ -80,14 +81,14 @@ async def test_token_cap_stops_before_the_next_model_call(question, gpu_arm):
 async def test_cost_cap_stops_a_priced_model(question, gpu_arm, script_registry):
     register_script("pricey", free=False)(play_solution)
     get_model("scripted/pricey").set_price(1000.0, 1000.0)  # $1,000 per million tokens
-    episode = await run_episode(question, gpu_arm, "scripted/pricey", limits=RunLimits(max_cost_usd=0.01))
+    episode = await run_episode(question, gpu_arm, caller("scripted/pricey"), limits=RunLimits(max_cost_usd=0.01))
     assert episode.stop_reason == "cost_cap" and "$0.0100 per run" in episode.error
     assert episode.usage.cost_usd >= 0.01
 
 
 async def test_an_unpriced_call_under_a_cost_cap_is_an_infra_error(question, gpu_arm, script_registry):
     register_script("unpriced", free=False)(play_solution)
-    episode = await run_episode(question, gpu_arm, "scripted/unpriced", limits=RunLimits(cost_must_be_known=True))
+    episode = await run_episode(question, gpu_arm, caller("scripted/unpriced"), limits=RunLimits(cost_must_be_known=True))
     assert (episode.stop_reason, episode.error_kind) == ("infra_error", "infra")
     assert "cost cap cannot be enforced" in episode.error
 
@@ -119,19 +120,19 @@ class Ping(Tool):
 
 async def test_empty_arguments_are_counted_for_every_tool_that_takes_some(question, gpu_arm, script_registry):
     register_script("waiter-no-args")(call_wait_then_answer({}))
-    episode = await run_episode(question, ArmTools("slow", [Wait()]), "scripted/waiter-no-args")
+    episode = await run_episode(question, ArmTools("slow", [Wait()]), caller("scripted/waiter-no-args"))
     assert episode.empty_tool_args == 1 and episode.tool_errors == 1
     # gpu_query requires nothing and `{}` is a legal query for every GPU, but a provider that drops
     # the arguments sends just that: it is counted too.
-    dropped = await run_episode(question, gpu_arm, "scripted/drop-args")
+    dropped = await run_episode(question, gpu_arm, caller("scripted/drop-args"))
     assert dropped.empty_tool_args == dropped.actions_by_tool["gpu_query"] >= 1
     register_script("pinger")(lambda turn: Reply(text="ANSWER: x") if turn.tool_results()
                               else Reply(tool_calls=[ScriptedToolCall("ping", {})]))
-    pinged = await run_episode(question, ArmTools("ping", [Ping()]), "scripted/pinger")
+    pinged = await run_episode(question, ArmTools("ping", [Ping()]), caller("scripted/pinger"))
     assert (pinged.actions, pinged.empty_tool_args, pinged.tool_errors) == (1, 0, 0)
 
 
 async def test_each_model_call_records_who_served_it(question, gpu_arm):
-    episode = await run_episode(question, gpu_arm, "scripted/oracle")
+    episode = await run_episode(question, gpu_arm, caller("scripted/oracle"))
     assert episode.call_providers == ["scripted"] * (episode.actions + 1)
     assert episode.provider == "scripted"

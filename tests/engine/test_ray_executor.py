@@ -11,11 +11,11 @@ import ray
 
 from armbench.engine.plan import plan
 from armbench.engine.ray_executor import ACTOR_NAME, ACTOR_NUMBERS
-from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore
 from armbench.models.recording import recording_path
 from armbench.questions import load_sets
 from armbench.types import RunConfig
+from tests.support.models import run_set
 
 pytestmark = pytest.mark.ray  # `make test` runs them (about 2 min); `pytest -m "not ray"` leaves them out
 

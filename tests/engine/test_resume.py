@@ -13,11 +13,11 @@ from armbench.domains import data_hash
 from armbench.engine import runner
 from armbench.engine.manifest import check_environment, resume_differences
 from armbench.engine.plan import plan
-from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
 from armbench.types import Manifest, RunConfig
+from tests.support.models import run_set
 from tests.support.processes import first_to_end
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"

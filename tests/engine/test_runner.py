@@ -11,12 +11,12 @@ from armbench.analysis.report import summarize, summary_table
 from armbench.analysis.stats import wilson_interval
 from armbench.analysis.tables import to_markdown
 from armbench.engine.plan import plan
-from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore, open_run_set
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
 from armbench.tools.sandbox import BWRAP, SandboxConfig, call_caps
 from armbench.types import RunConfig, RunRecord
+from tests.support.models import run_set
 from tests.support.run_sets import make_manifest
 
 

@@ -6,7 +6,6 @@ import pytest
 from armbench.analysis.report import report_tables
 from armbench.analysis.summary import summarize
 from armbench.doctor import run_probe
-from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
@@ -14,6 +13,7 @@ from armbench.models.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_opti
 from armbench.models.retry import RetryPolicy
 from armbench.questions import load_sets, solution
 from armbench.types import RunConfig
+from tests.support.models import run_set
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.0001)
 

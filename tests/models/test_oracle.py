@@ -8,6 +8,7 @@ from armbench.tools.base import ArmTools
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools
 from armbench.types import ErrorKind, StopReason
+from tests.support.models import caller
 
 
 def a_browsing_question(domain: str):
@@ -26,7 +27,7 @@ async def test_a_solution_that_cannot_reach_its_replica_is_an_infra_error_not_a_
     question = a_browsing_question("funds")
     port = int(replica_address("funds").rsplit(":", 1)[1])
     nothing_there = ReplicaRoute(port=port, socket_path=str(tmp_path / "no-replica.sock"))
-    episode = await run_episode(question, ArmTools("browsing", web_tools([nothing_there])), "scripted/oracle")
+    episode = await run_episode(question, ArmTools("browsing", web_tools([nothing_there])), caller("scripted/oracle"))
     assert (episode.stop_reason, episode.error_kind) == (StopReason.infra_error, ErrorKind.infra)
     assert "the oracle's stored solution failed at call 1 (python): exit code 1" in episode.error
     assert episode.answer is None

@@ -24,6 +24,7 @@ from armbench.tools.sandbox import SandboxConfig, run_python
 from armbench.tools.synthesized import SynthesizedTool, ToolSpec
 from armbench.tools.web_tools import PythonTool
 from armbench.types import ErrorKind, StopReason
+from tests.support.models import caller
 
 BWRAP_PROBLEM = sandbox.bwrap_problem(SandboxConfig().interpreter)
 CPU_PROBLEM = cgroups.cgroup_problem() or (None if cgroups.counts_cpu() else "no cgroup CPU accounting")
@@ -119,7 +120,7 @@ async def test_the_transcript_carries_each_calls_figures_and_the_run_its_totals(
         return Reply(text="ANSWER: none")
 
     arm = ArmTools("browsing", [PythonTool(config=SandboxConfig(**STARVED))])
-    episode = await run_episode(gpu_design.questions[0], arm, "scripted/python-twice")
+    episode = await run_episode(gpu_design.questions[0], arm, caller("scripted/python-twice"))
     assert (episode.stop_reason, episode.error_kind, episode.retryable) == (StopReason.infra_error, ErrorKind.infra, True)
     assert episode.tool_limits_hit == ["python:starved"]
     assert episode.tool_cpu_seconds > 0
@@ -149,7 +150,7 @@ async def test_a_run_timeout_while_a_call_waits_for_a_core_is_the_machines_doing
     async with AsyncExitStack() as held:
         for _ in range(usable_cores()):
             await held.enter_async_context(admitted())
-        episode = await run_episode(gpu_design.questions[0], ArmTools("browsing", [PythonTool()]), two_python_calls,
+        episode = await run_episode(gpu_design.questions[0], ArmTools("browsing", [PythonTool()]), caller(two_python_calls),
                                     limits=RunLimits(timeout=1.0))
     assert (episode.stop_reason, episode.error_kind, episode.retryable) == (StopReason.timeout, ErrorKind.infra, True)
     assert "waited for the harness (a free core" in episode.error
@@ -164,7 +165,7 @@ async def test_a_calls_wait_for_a_core_does_not_count_against_the_run_timeout(gp
         for _ in range(usable_cores()):
             await held.enter_async_context(admitted())
         episode = asyncio.create_task(run_episode(gpu_design.questions[0], ArmTools("browsing", [PythonTool()]),
-                                                  two_python_calls, limits=RunLimits(timeout=3.0)))
+                                                  caller(two_python_calls), limits=RunLimits(timeout=3.0)))
         await asyncio.sleep(2.0)
     finished = await episode
     assert finished.stop_reason == StopReason.answered and finished.error is None

@@ -9,13 +9,14 @@ import pytest
 from armbench.analysis.report import summarize
 from armbench.arms.tool_source import in_process_tools, open_typed_tools
 from armbench.engine.agent import run_episode
-from armbench.engine.runner import RunSetFailed, run_set
+from armbench.engine.runner import RunSetFailed
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools.base import ArmTools, ToolInfraError
 from armbench.tools.mcp_client import connect
 from armbench.types import RunConfig
+from tests.support.models import caller, run_set
 
 FAULTY_OVER_STDIO = shlex.join([sys.executable, str(Path(__file__).parents[1] / "support" / "faulty_mcp_server.py")])
 
@@ -65,7 +66,7 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
     async with connect(FAULTY_OVER_STDIO, timeout=1.0) as tools:
         arm = ArmTools("tooled", tools)
         for script, kind in [("call-fail", "out_of_service"), ("call-slow", "timeout")]:
-            episode = await run_episode(question, arm, f"scripted/{script}")
+            episode = await run_episode(question, arm, caller(f"scripted/{script}"))
             assert episode.stop_reason == "answered" and episode.tool_errors == 1
             [seen] = [m["content"] for m in episode.transcript if m["role"] == "tool"]
             assert json.loads(seen)["error"]["type"] == kind

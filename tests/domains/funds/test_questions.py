@@ -23,6 +23,7 @@ from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import web_tools
 from tests.support.browsing_scripts import run_browsing_script
 from tests.support.loopback import serve
+from tests.support.models import caller
 
 SETS = {name: load_set_file(set_path("funds", name)) for name in ("design", "heldout")}
 QUESTIONS = {q.id: q for question_set in SETS.values() for q in question_set.questions}
@@ -141,7 +142,7 @@ async def test_reading_page_one_with_the_site_defaults_misses_the_trap_questions
     verdicts = {}
     for qid in (*BROWSING_TRAPS, *LISTED_BY_DEFAULT):
         question = QUESTIONS[qid]
-        episode = await run_episode(question, browsing_arm, "scripted/page-one-reader")
+        episode = await run_episode(question, browsing_arm, caller("scripted/page-one-reader"))
         assert episode.stop_reason == "answered" and episode.actions_by_tool == {"python": 1}, episode.error
         verdicts[qid] = is_correct(question, episode)
     assert verdicts == {qid: qid in LISTED_BY_DEFAULT for qid in verdicts}

@@ -22,6 +22,7 @@ from armbench.grading.strict import grade
 from armbench.questions import load_sets
 from armbench.replicas import serve
 from armbench.tools.base import MAX_RESULT_CHARS, ArmTools
+from tests.support.models import caller
 
 FUNDS = TABLES.load("funds")
 CLOSED = FUNDS.filter(pl.col("status") == "closed").height
@@ -252,7 +253,7 @@ async def test_the_oracle_answers_every_fund_question_with_the_tool():
     arm = ArmTools("tooled", in_process_tools("funds"))
     for question_set in load_sets(["funds"]):
         for question in question_set.questions:
-            episode = await run_episode(question, arm, "scripted/oracle")
+            episode = await run_episode(question, arm, caller("scripted/oracle"))
             verdict = grade(episode.answer, question.answer, question.separator, stop_reason=episode.stop_reason)
             assert verdict.correct, (question.id, episode.answer)
             assert episode.actions_by_tool == {"fund_screener": 1}

@@ -16,6 +16,7 @@ from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.questions import load_sets
 from armbench.tools.base import ArmTools
+from tests.support.models import caller
 
 COUNTRIES = TABLES.load("wb_countries")
 VALUES = TABLES.load("wb_values")
@@ -204,7 +205,7 @@ async def test_the_oracle_answers_every_worldbank_question_with_the_tools():
     arm = ArmTools("tooled", in_process_tools("worldbank"))  # the typed tools alone: the oracle needs no more
     for question_set in load_sets(["worldbank"]):
         for question in question_set.questions:
-            episode = await run_episode(question, arm, "scripted/oracle")
+            episode = await run_episode(question, arm, caller("scripted/oracle"))
             verdict = grade(episode.answer, question.answer, question.separator,
                             stop_reason=episode.stop_reason)
             assert verdict.correct, (question.id, episode.answer)
