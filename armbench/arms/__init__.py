@@ -58,10 +58,10 @@ class SynthesizedArm(ArmKind):
         from armbench.tools.web_tools import PythonTool
 
         python = next(tool for tool in web if isinstance(tool, PythonTool))
-        frozen = env.synthesized[domain]
+        frozen = self.frozen_tool(env, domain)
         return [SynthesizedTool(frozen.spec, python, env.target(domain).base_url, env.tool_timeout)]
 
-    def frozen_tool(self, env: ArmEnvironment, domain: str) -> FrozenTool | None:
+    def frozen_tool(self, env: ArmEnvironment, domain: str) -> FrozenTool:
         return env.synthesized[domain]
 
 

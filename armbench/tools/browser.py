@@ -58,9 +58,9 @@ INSTALL_HINT = (
 )
 DEFAULT_STEP_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 5.0
-# A browser that cannot open a context or a tab in this long is wedged (seen on two cores under a
-# full test suite): the harness's fault, never the agent's, and a step must not hold its core's
-# turn while it waits (the turns are the machine's: every process would wait behind it).
+# A browser that cannot open a context or a tab in this long is wedged (a stopped Chromium never
+# answers): the harness's fault, never the agent's, and a step must not hold its core's turn while
+# it waits (the turns are the machine's: every process would wait behind it).
 OPEN_TIMEOUT_S = 30.0
 T = TypeVar("T")
 REF_PATTERN = re.compile(r"(?:f\d+)?e\d+")
