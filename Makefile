@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo demo-oracle oracle oracle-loaded lint test test-local bench nightly nightly-live data local-model clean
+.PHONY: setup demo demo-oracle oracle oracle-loaded lint test test-fast test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -86,6 +86,11 @@ TEST_WORKERS ?= 4
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not local and not ray"
 	$(BIN)/python -m pytest -m ray
+
+# The edit-test loop: the suite without the tests marked `slow` (whole run sets, `bench` subprocesses,
+# crawls, kills) or `ray`; `make test` runs them all.
+test-fast: setup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not local and not ray and not slow"
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
 test-local: local-model

@@ -17,6 +17,7 @@ def readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_the_readme_example_runs_as_written(tmp_path):
     test = doctest.DocTestParser().get_doctest(readme_example(), {"run_set_folder": tmp_path / "set"},
                                                "README: Python API", "README.md", 0)
@@ -26,6 +27,7 @@ def test_the_readme_example_runs_as_written(tmp_path):
     assert (tmp_path / "set" / "runs.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_the_api_module_example_runs_as_written(tmp_path):
     import armbench.api
 

@@ -32,6 +32,7 @@ def new(cli, *options: str, sql: str = LOWEST_2010, text: str = "Which state had
                *options)
 
 
+@pytest.mark.slow
 def test_a_question_is_written_from_the_data_with_solutions_that_give_its_answer(bank, cli, replica_env):
     code, out, err = new(cli, "--tie-rule", "list every state tied for the lowest", "--tooled", json.dumps(TOOLED))
     assert code == 0, err
@@ -77,6 +78,7 @@ print(re.findall(r'<tr><th scope="row"><a href="[^"]+">([^<]+)</a>', page)[%d])
 """
 
 
+@pytest.mark.slow
 def test_a_hand_written_browsing_script_is_kept_only_when_it_gives_the_answer(bank, cli, replica_env, tmp_path):
     script = tmp_path / "browse.py"
     script.write_text(LOWEST_PAGE % 1)  # the second lowest

@@ -134,6 +134,7 @@ def test_a_damaged_question_lock_is_named(bank, content, problem):
 
 
 
+@pytest.mark.slow
 def test_bench_run_resume_sets_a_corrupt_line_aside_and_redoes_its_run(cli, tmp_path):
     from armbench.engine.store import open_run_set
 

@@ -38,6 +38,7 @@ def bank(tmp_path):
     return target
 
 
+@pytest.mark.slow
 def test_run_all_gpu_sets_three_times_is_every_run_correct(tmp_path):
     out = tmp_path / "x"
     result = bench("run", "--arm", "tooled", "--set", "all", "--domain", "gpus",
@@ -56,6 +57,7 @@ def test_run_all_gpu_sets_three_times_is_every_run_correct(tmp_path):
         for question_set in load_sets(["gpus"])]
 
 
+@pytest.mark.slow
 def test_unknown_set_arm_domain_and_model(tmp_path):
     assert_user_error(bench("run", "--model", "scripted/oracle", "--set", "nosuch"), "unknown set 'nosuch'")
     assert_user_error(bench("run", "--model", "scripted/oracle", "--arm", "nosuch"), "unknown arm")
@@ -89,6 +91,7 @@ def test_a_bad_run_flag_is_refused_before_anything_heavy_loads(flags, lines):
     assert loaded.strip() == "[]", f"loaded before the flags were checked: {loaded}"  # its time: benchmarks/cli_latency.py
 
 
+@pytest.mark.slow
 def test_missing_api_key_for_a_real_provider():
     assert_user_error(bench("run", "--model", "openai/gpt-4o-mini"), "OPENAI_API_KEY")
 
@@ -113,6 +116,7 @@ def test_unknown_question_field(bank):
     assert_user_error(result, "gpus-heldout-01: hint: unknown field")
 
 
+@pytest.mark.slow
 def test_verify_passes_then_names_a_changed_reference(bank):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
     ok = bench("questions", "verify", env=env)
@@ -126,6 +130,7 @@ def test_verify_passes_then_names_a_changed_reference(bank):
     assert "gpus-design-02" in failed.stderr and "gpus-design-01" not in failed.stderr
 
 
+@pytest.mark.slow
 def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
     path = bank / "gpus" / "design.yaml"
@@ -134,14 +139,15 @@ def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     refused = bench("run", "--model", "scripted/oracle", "--set", "design", "--out", str(tmp_path / "a"), env=env)
     assert_user_error(refused, "gpus/design", "questions.lock")
-    allowed = bench("run", "--model", "scripted/oracle", "--set", "design", "--allow-unlocked",
-                    "--out", str(tmp_path / "b"), "--quiet", env=env)
+    allowed = bench("run", "--model", "scripted/oracle", "--set", "design", "--question", "gpus-design-01",
+                    "--allow-unlocked", "--out", str(tmp_path / "b"), "--quiet", env=env)
     assert allowed.returncode == 0, allowed.stderr
     frozen = bench("questions", "freeze", env=env)
     assert frozen.returncode == 0
     assert "gpus/design" in json.loads((bank / "questions.lock").read_text())
 
 
+@pytest.mark.slow
 def test_the_oracle_fails_the_run_set_naming_a_stored_solution_that_broke(bank, tmp_path):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
     path = bank / "gpus" / "design.yaml"
@@ -273,15 +279,17 @@ def test_bad_engine_flags(cli, flags, message):
     assert code == 2 and message in err
 
 
+@pytest.mark.slow
 def test_resume_with_another_model_is_refused(cli, tmp_path):
-    out = str(tmp_path / "set")
-    assert cli("run", "--model", "scripted/oracle", "--set", "design", "--out", out, "--quiet")[0] == 0
-    code, _, err = cli("run", "--model", "scripted/drop-args", "--set", "design", "--resume", out)
+    out, plan = str(tmp_path / "set"), ("--domain", "gpus", "--arm", "tooled", "--set", "design")
+    assert cli("run", "--model", "scripted/oracle", *plan, "--out", out, "--quiet")[0] == 0
+    code, _, err = cli("run", "--model", "scripted/drop-args", *plan, "--resume", out)
     assert code == 2 and "model: the run set used 'scripted/oracle', this command 'scripted/drop-args'" in err
-    code, _, err = cli("run", "--model", "scripted/oracle", "--set", "design", "--out", out)
+    code, _, err = cli("run", "--model", "scripted/oracle", *plan, "--out", out)
     assert code == 2 and f"--resume {out}" in err
 
 
+@pytest.mark.slow
 def test_a_resume_is_refused_before_anything_starts_naming_the_changed_domain(cli, tmp_path, monkeypatch):
     out = str(tmp_path / "set")
     assert cli("run", "--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus", "--question",
@@ -298,6 +306,7 @@ def test_a_resume_is_refused_before_anything_starts_naming_the_changed_domain(cl
     assert "preflight" not in err
 
 
+@pytest.mark.slow
 def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_set(tmp_path):
     env = {"OLLAMA_API_BASE": f"http://127.0.0.1:{free_port()}"}  # no server, as with no ollama running
     # how fast (3 attempts refused at once, not 3 request timeouts) is measured by make bench (cli_latency.py)
@@ -315,6 +324,7 @@ def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_
     assert json.loads((out / "manifest.json").read_text())["config"]["skip_preflight"] is True
 
 
+@pytest.mark.slow
 def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
     out = tmp_path / "down"
     code, stdout, err = cli("run", "--model", "scripted/server-error", "--set", "design", "--max-retries", "0",
@@ -323,6 +333,7 @@ def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
     assert "2 infra errors" in stdout and len((out / "runs.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):
     broken = shlex.join([*serve_gpus[:-1], "nosuch"])
     result = bench("run", "--model", "scripted/oracle", "--domain", "gpus", "--tools", f"mcp:{broken}",
@@ -344,6 +355,7 @@ def test_replicas_serve_names_an_unknown_domain(monkeypatch, capsys):
     assert code == 2 and "nosuch" in err_text and "Traceback" not in err_text
 
 
+@pytest.mark.slow
 def test_question_narrows_the_plan_and_an_unknown_id_is_refused(cli, tmp_path):
     code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--question", "nope",
                        "--out", str(tmp_path / "x"))
@@ -363,6 +375,7 @@ def test_recording_a_replay_is_refused(cli, tmp_path):
     assert code == 2 and "a replay has none of its own to record" in err
 
 
+@pytest.mark.slow
 def test_price_sets_the_cost_of_an_unpriced_model_and_bad_prices_are_refused(cli, tmp_path):
     code, _, err = cli("run", "--model", "scripted/oracle", "--price", "abc", "--out", str(tmp_path / "x"))
     assert code == 2 and "--price takes IN,OUT" in err
@@ -389,6 +402,7 @@ def test_help_shows_every_default_and_the_generation_settings():
         assert shown in text, shown
 
 
+@pytest.mark.slow
 def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(bank, tmp_path):
     """A third set (a harder held-out round) is a file, found by name; --questions-dir picks the bank."""
     raw = yaml.safe_load((bank / "gpus" / "heldout.yaml").read_text())

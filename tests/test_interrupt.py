@@ -15,6 +15,7 @@ SLOW_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/or
             "--domain", "gpus", "--set", "design", "--runs", "2", "--quiet"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_to_the_process_group_ends_the_run_set_in_one_line(tmp_path, how, code, said):
     out = tmp_path / "set"

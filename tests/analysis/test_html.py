@@ -42,6 +42,7 @@ def open_page(browser, url):
     return page, errors, remote
 
 
+@pytest.mark.slow
 def test_report_opens_with_tables_and_loaded_plots(browser, published, tmp_path):
     page, errors, remote = open_page(browser, (published / "report.html").as_uri())
     headings = page.locator("h2").all_inner_texts()

@@ -120,6 +120,7 @@ async def test_click_through_to_the_question_side_by_side(report):
     assert problems == []
 
 
+@pytest.mark.slow
 def test_report_screenshots_are_written(two_arm_run_set, cli, monkeypatch):
     monkeypatch.chdir(two_arm_run_set.directory.parent)  # a relative path, as `make demo` gives
     code, _, err = cli("report", two_arm_run_set.directory.name, "--screenshots")

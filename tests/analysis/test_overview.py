@@ -76,6 +76,7 @@ def test_the_summary_is_one_screen_with_a_row_per_domain(ten_domains, printed, w
     assert "`bench report --full`" in footer and f"report.md and report.html in {ten_domains.directory}" in footer
 
 
+@pytest.mark.slow
 def test_full_prints_every_table(ten_domains, printed):
     text = " ".join(printed(200, "report", str(ten_domains.directory), "--full").split())
     for table in all_tables(ten_domains.records_to_report()):

@@ -46,6 +46,7 @@ def calculator_arm():
     del ARMS["calculator"]
 
 
+@pytest.mark.slow
 def test_a_registered_arm_runs_grades_and_reports_like_the_others(calculator_arm, tmp_path, cli):
     assert "calculator" in default_arms(with_synthesized_tool=False)
     out = tmp_path / "set"
@@ -62,6 +63,7 @@ def test_a_registered_arm_runs_grades_and_reports_like_the_others(calculator_arm
     assert code == 0 and "calculator" in printed
 
 
+@pytest.mark.slow
 def test_the_arms_added_tool_is_offered_and_called(calculator_arm, tmp_path, script_registry):
     @register_script("add-up")
     def add_up(turn):

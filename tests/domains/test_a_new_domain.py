@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from armbench.paths import ROOT
@@ -63,6 +64,7 @@ def project_status() -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_a_domain_from_one_folder_runs_the_oracle_in_both_arms(tmp_path, replica_env):
     before = project_status()
     shutil.copytree(FIXTURES / "planets_domain", tmp_path / "domains")
@@ -105,6 +107,7 @@ BAD_DOMAIN_PACKAGES = {
 }
 
 
+@pytest.mark.slow
 def test_a_bad_domain_package_is_one_line_not_a_traceback(tmp_path):
     for name, (source, _) in BAD_DOMAIN_PACKAGES.items():
         (tmp_path / name).mkdir()

@@ -26,6 +26,7 @@ def test_every_domain_has_a_site_reader():
     assert READ == list(DOMAINS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", READ)
 def test_the_site_and_the_tool_hold_the_same_rows(name, replica_env):
     domain = DOMAINS[name]
@@ -63,6 +64,7 @@ print(json.dumps([len(rows), sorted({name for row in rows for name in row})]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["crashes", "gpus"])
 def test_a_reader_runs_standalone_as_in_the_sandbox(name, replica_env):
     """Without armbench (python -I from an empty folder): the kit and the reader as one script."""
@@ -101,6 +103,7 @@ SCOPES = [("gpus", {"manufacturer": "Intel"}), ("funds", {"category": "Energy"})
           ("nba", {"season": 2011}), ("exoplanets", {"disc_year": 1995}), ("moon", {"target": "Phobos"})]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "scope"), SCOPES, ids=[name for name, _ in SCOPES])
 def test_a_reader_given_a_scope_reads_the_scoped_rows_through_the_sites_filters(name, scope, replica_env):
     """What a derived solution with a scope relies on: every row in the scope is read (the same keys

@@ -11,6 +11,7 @@ from armbench.types import RunConfig
 from tests.support.models import run_set
 
 
+@pytest.mark.slow
 async def test_resume_sets_corrupt_lines_aside_in_a_bad_file_and_redoes_their_runs(tmp_path, gpu_design, capsys):
     config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=2)
     store = RunSetStore(tmp_path / "corrupt")

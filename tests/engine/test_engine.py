@@ -54,6 +54,7 @@ class GaugeArms:
         yield ArmTools(arm, [Gauge()])
 
 
+@pytest.mark.slow
 async def test_workers_pull_jobs_and_open_their_scope_once(tmp_path, gpu_design, script_registry):
     @register_script("gauge")
     def gauge(turn):
@@ -74,6 +75,7 @@ async def test_workers_pull_jobs_and_open_their_scope_once(tmp_path, gpu_design,
     assert Gauge.peak == 3  # never more episodes in flight than workers
 
 
+@pytest.mark.slow
 async def test_too_many_infra_errors_fail_the_set_and_keep_every_record(tmp_path, gpu_design, gpu_heldout):
     store = RunSetStore(tmp_path / "down")
     config = RunConfig(model="scripted/server-error", arms=["tooled"], runs=3, concurrency=2,
@@ -102,6 +104,7 @@ def down_for(question_ids: set[str]):
     return script
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("down, fails", [(2, False), (3, True)])
 async def test_more_than_half_the_planned_runs_as_infra_errors_fail_the_set_at_its_end(
         tmp_path, gpu_design, script_registry, down, fails):
@@ -122,6 +125,7 @@ async def test_more_than_half_the_planned_runs_as_infra_errors_fail_the_set_at_i
     await run_set([gpu_design], allowed, RunSetStore(tmp_path / "allowed"), show_progress=False)
 
 
+@pytest.mark.slow
 async def test_the_set_cost_cap_starts_no_new_run(tmp_path, gpu_design, script_registry):
     register_script("pricey", free=False)(play_solution)
     get_model("scripted/pricey").set_price(1000.0, 1000.0)

@@ -5,15 +5,18 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from armbench.replicas.supervisor import pid_path
 from tests.engine.test_resume import keyless_env
 
 # The browsing arm's stored solutions are mostly python calls that read the replica for a second or
 # more, so with no model latency a call is almost always in flight when the server is killed.
 BROWSING_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle", "--arm", "browsing",
-                "--set", "design,heldout", "--domain", "gpus", "--concurrency", "2", "--quiet"]
+                "--set", "design", "--domain", "gpus", "--concurrency", "2", "--quiet"]
 
 
+@pytest.mark.slow
 def test_a_killed_replica_server_fails_the_set_and_one_resume_completes_it(tmp_path, replica_env):
     out = tmp_path / "set"
     process = subprocess.Popen([*BROWSING_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
@@ -37,6 +40,6 @@ def test_a_killed_replica_server_fails_the_set_and_one_resume_completes_it(tmp_p
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(broken)} run(s) the harness broke will be run again" in resumed.stderr
     records = [json.loads(line) for line in runs.read_text().splitlines()]
-    assert len(records) == len({r["run_id"] for r in records}) == 10
+    assert len(records) == len({r["run_id"] for r in records}) == 5
     assert all(r["correct"] is True for r in records)
     assert len((out / "runs.jsonl.retried").read_text().splitlines()) == len(broken)

@@ -30,6 +30,7 @@ async def wait_for_records(store: RunSetStore, count: int, running: asyncio.Task
         await asyncio.sleep(0.01)
 
 
+@pytest.mark.slow
 async def test_a_cancelled_set_resumes_without_losing_or_redoing_runs(tmp_path, gpu_design, gpu_heldout):
     sets = [gpu_design, gpu_heldout]
     config = RunConfig(model=SLOW_ORACLE, arms=["tooled"], runs=2, concurrency=3)
@@ -51,6 +52,7 @@ async def test_a_cancelled_set_resumes_without_losing_or_redoing_runs(tmp_path, 
     assert len(store.manifest()["resumes"]) == 1
 
 
+@pytest.mark.slow
 async def test_resuming_a_finished_set_runs_nothing(tmp_path, gpu_design):
     config = RunConfig(model="scripted/oracle", arms=["tooled"])
     store = RunSetStore(tmp_path / "done")
@@ -68,6 +70,7 @@ async def test_resuming_a_finished_set_runs_nothing(tmp_path, gpu_design):
         ({"arms": ["browsing", "tooled"]}, "--arm: the run set ran tooled, this command browsing, tooled"),
     ],
 )
+@pytest.mark.slow
 async def test_resume_refuses_another_model_or_plan(tmp_path, gpu_design, change, named):
     store = RunSetStore(tmp_path / "set")
     await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled"]), store, show_progress=False)
@@ -77,6 +80,7 @@ async def test_resume_refuses_another_model_or_plan(tmp_path, gpu_design, change
     assert named in str(refused.value)
 
 
+@pytest.mark.slow
 async def test_resume_refuses_edited_questions(tmp_path, gpu_design, gpu_heldout):
     store = RunSetStore(tmp_path / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"])
@@ -88,6 +92,7 @@ async def test_resume_refuses_edited_questions(tmp_path, gpu_design, gpu_heldout
         await run_set([gpu_design, gpu_heldout], config, store, resume=True, show_progress=False)
 
 
+@pytest.mark.slow
 async def test_a_refused_resume_starts_nothing_and_names_the_changed_domain(tmp_path, gpu_design, monkeypatch):
     store = RunSetStore(tmp_path / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"])
@@ -104,6 +109,7 @@ async def test_a_refused_resume_starts_nothing_and_names_the_changed_domain(tmp_
                                        "--domain: the run set ran gpus, this command gpus, worldbank")
 
 
+@pytest.mark.slow
 async def test_a_changed_system_prompt_is_refused_once_the_environment_is_up(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"])
@@ -163,6 +169,7 @@ async def test_resume_needs_a_run_set(tmp_path, gpu_design):
                       RunSetStore(tmp_path / "empty"), resume=True, show_progress=False)
 
 
+@pytest.mark.slow
 async def test_a_torn_last_line_is_dropped_before_new_records(tmp_path, gpu_design):
     config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=2)
     store = RunSetStore(tmp_path / "torn")
@@ -231,6 +238,7 @@ def open_status(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_kill_9_mid_set_then_resume(tmp_path, replica_env):
     """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished: its replica
     server goes with it; a resume loses and redoes nothing."""
@@ -251,6 +259,7 @@ def test_kill_9_mid_set_then_resume(tmp_path, replica_env):
     assert f"{len(before)} were done before this resume" in resumed.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
     """SIGTERM (what `timeout` sends): exit 143, every record whole, how to resume said, and the
     replica server stopped."""
@@ -265,6 +274,7 @@ def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
     assert gone_within(servers, 5.0)
 
 
+@pytest.mark.slow
 def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_env):
     """One writer per run set: of two `--resume`s of one killed set started together, one is refused
     while the other runs (exit 2, naming the holder); the set ends with one record per planned run."""
@@ -282,6 +292,7 @@ def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_e
     assert len(run_ids) == len(set(run_ids)) == 10
 
 
+@pytest.mark.slow
 def test_a_resume_sets_aside_duplicates_and_runs_broken_runs_again(tmp_path, gpu_design):
     """A run set with a run recorded twice and one the harness broke: the resume keeps the last
     record of the first, moves the broken one's to runs.jsonl.retried and runs it again."""
@@ -303,6 +314,7 @@ def test_a_resume_sets_aside_duplicates_and_runs_broken_runs_again(tmp_path, gpu
     assert json.loads(store.retried_path.read_text())["run_id"] == broken["run_id"]
 
 
+@pytest.mark.slow
 def test_what_a_broken_run_cost_still_counts_against_the_cost_cap(tmp_path, gpu_design):
     """Its money is spent though its record is set aside to run it again: a resume may not overspend."""
     config = RunConfig(model="scripted/oracle", arms=["tooled"])

@@ -20,11 +20,13 @@ from tests.support.models import run_set
 from tests.support.run_sets import make_manifest
 
 
-@pytest.fixture
-async def oracle_run(tmp_path, gpu_design, gpu_heldout):
-    store = RunSetStore(tmp_path / "set")
+@pytest.fixture(scope="module")
+async def oracle_run(tmp_path_factory):
+    """One run set for the module's tests, which only read it."""
+    store = RunSetStore(tmp_path_factory.mktemp("runner") / "set")
     config = RunConfig(model="scripted/oracle", arms=["tooled"], runs=3, concurrency=4)
-    result = await run_set([gpu_design, gpu_heldout], config, store, show_progress=False)
+    sets = [load_set_file(set_path("gpus", name)) for name in ("design", "heldout")]
+    result = await run_set(sets, config, store, show_progress=False)
     return store, result.records
 
 
@@ -69,10 +71,9 @@ async def test_report_rows(oracle_run):
     assert "| gpus | design | tooled | 15/15 |" in to_markdown(summary_table(rows))
 
 
+@pytest.mark.slow
 async def test_an_existing_run_set_is_not_overwritten(oracle_run, gpu_design):
     store, _ = oracle_run
-    from armbench.errors import UserError
-
     with pytest.raises(UserError, match="already holds a run set"):
         await run_set([gpu_design], RunConfig(model="scripted/oracle", arms=["tooled"]), store)
 
@@ -145,6 +146,7 @@ def test_wilson_interval_always_contains_the_observed_rate(total):
         assert low <= successes / total <= high
 
 
+@pytest.mark.slow
 async def test_a_questions_prompt_does_not_depend_on_the_rest_of_the_run_set(tmp_path, gpu_design):
     """One prompt per question: it names only its own domain's replica, alone or beside other domains."""
     funds = load_set_file(set_path("funds", "design"))
@@ -161,6 +163,7 @@ async def test_a_questions_prompt_does_not_depend_on_the_rest_of_the_run_set(tmp
     assert "fund screener" not in seen["with-funds"][1] and "GPU specification database" in seen["alone"][1]
 
 
+@pytest.mark.slow
 async def test_prompt_and_tool_hashes_do_not_depend_on_the_port_base(tmp_path, gpu_design, replica_env, monkeypatch,
                                                                      request):
     """The prompt and the tools show the live addresses; their hashes name the replica instead."""

@@ -52,6 +52,7 @@ def test_the_synthesis_prompt_holds_the_design_answers_and_no_held_out_question(
     assert "127.0.0.1" not in prompt  # the task names no port: the system prompt's resources do
 
 
+@pytest.mark.slow
 def test_the_synthesized_arm_survives_a_broken_tool_and_records_its_hash(broken_tool, tmp_path, script_registry):
     @register_script("call-broken")
     def call_broken(turn):
@@ -72,6 +73,7 @@ def test_the_synthesized_arm_survives_a_broken_tool_and_records_its_hash(broken_
     assert manifest["config"]["tool_timeout"] == 2
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_tool(broken_tool, tmp_path, cli):
     out = tmp_path / "set"
     plan = ["run", "--model", "scripted/oracle", "--arm", "synthesized", "--domain", "gpus", "--question",
@@ -109,6 +111,7 @@ def test_bad_tool_folders_and_flag_combinations_are_one_message_each(broken_tool
     assert not (tmp_path / "unused").exists()
 
 
+@pytest.mark.slow
 def test_a_synthesis_that_submits_nothing_exits_1_and_says_why(tmp_path, cli):
     code, _, err = cli("synthesize", "--domain", "gpus", "--model", "scripted/oracle", "--out", str(tmp_path / "a"))
     assert code == 1 and "the model stopped without calling submit_tool" in err
@@ -132,6 +135,7 @@ def test_synthesize_refuses_bad_input_before_anything_starts(broken_tool, tmp_pa
         assert code == 2 and message in err, (flags, err)
 
 
+@pytest.mark.slow
 def test_record_writes_the_synthesis_recording(tmp_path, cli):
     folder = tmp_path / "recorded"
     code, out, _ = cli("synthesize", "--domain", "gpus", "--model", "scripted/synth-broken", "--record",
@@ -141,6 +145,7 @@ def test_record_writes_the_synthesis_recording(tmp_path, cli):
     assert len(lines) == 5  # one model call per tool call; the episode ends with submit_tool
 
 
+@pytest.mark.slow
 def test_synth_oracles_gpu_tool_answers_every_held_out_question_and_the_report_has_three_arms(tmp_path, cli):
     """The issue's acceptance: the known-good tool, built by scripted/synth-oracle, answers the GPU
     held-out set through the sandbox (5/5 with scripted/oracle), beside browsing and tooled."""
@@ -189,6 +194,7 @@ async def test_try_tool_shows_what_the_arm_would_and_a_tools_own_error_details(a
     assert "read REPLICA_URL instead" in json.dumps(pinned.result)
 
 
+@pytest.mark.slow
 def test_hand_made_tools_that_cannot_be_loaded_are_one_message(broken_tool, tmp_path, cli):
     def variant(name: str, **changes) -> Path:
         folder = tmp_path / name
@@ -217,6 +223,7 @@ def test_hand_made_tools_that_cannot_be_loaded_are_one_message(broken_tool, tmp_
         assert code == 2 and message in err, (folder.name, err)
 
 
+@pytest.mark.slow
 def test_resume_refuses_another_tool_timeout(broken_tool, tmp_path, cli):
     out = tmp_path / "set"
     plan = ["run", "--model", "scripted/oracle", "--arm", "synthesized", "--domain", "gpus", "--question",

@@ -112,6 +112,7 @@ def invoke(args: list[str]) -> tuple[int, str]:
     return code, (raw_out.getvalue() + raw_err.getvalue()).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_bench_run_refuses_bad_flags_with_exit_2_never_a_traceback(guarded):
     """Property: for 250 generated `bench run` argument lists (hostile values for any of its flags,
     then one refused flag so nothing runs), `main(argv)` exits with 0 (--help) or 2 and a message,

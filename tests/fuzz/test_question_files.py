@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,6 +106,7 @@ def splice(text: bytes, splices: list[tuple[int, bytes]]) -> bytes:
     return text
 
 
+@pytest.mark.slow
 def test_any_question_file_loads_or_is_a_user_error():
     """Property: for 300 generated question files (a real set mutated: wrong types, null, missing
     and unknown keys, huge strings and numbers, bytes that are not UTF-8 or are YAML syntax spliced

@@ -205,6 +205,7 @@ class Logged(logging.Handler):
             self.records.append(record)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
 def test_no_query_string_or_path_value_makes_a_replica_answer_5xx(domain):
     """Property: over 1,000 generated GETs of the domain's replica (every GET route of `app.routes`,
@@ -292,6 +293,7 @@ def odd_spellings(number: str) -> st.SearchStrategy[str]:
     return st.tuples(*(st.sampled_from(variants(d)) for d in number)).map("".join).filter(lambda s: not s.isascii())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
 def test_a_number_with_a_non_ascii_digit_is_refused_like_any_bad_value(domain):
     """Property: every query parameter that refuses "x" and takes a plain number (found by probing

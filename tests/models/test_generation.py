@@ -80,6 +80,7 @@ async def test_settings_reach_the_provider_through_litellm(capturing):
         "temperature": 0.3, "max_tokens": 50, "seed": 11, "top_k": 4, "api_base": "http://127.0.0.1:9/v1"}
 
 
+@pytest.mark.slow
 def test_the_manifest_records_settings_and_a_resume_with_others_is_refused(cli, tmp_path):
     out = tmp_path / "set"
     plan = ["--model", "scripted/oracle", "--arm", "tooled", "--domain", "gpus", "--question", "gpus-design-01"]

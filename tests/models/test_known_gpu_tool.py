@@ -69,6 +69,7 @@ def test_every_gpu_question_has_a_tooled_solution_to_replay():
     assert len(QUESTIONS) == 10 and {q.set for q in QUESTIONS.values()} == {"design", "heldout"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("qid", sorted(QUESTIONS))
 def test_the_tooled_solution_answers_right_with_the_known_tool(gpus_url, qid):
     question = QUESTIONS[qid]

@@ -1,5 +1,7 @@
 """The oracle plays stored solutions, which name replicas, never ports; one that cannot reach its
 replica is the oracle's failure (an infra error naming the cause), never a graded miss."""
+import pytest
+
 from armbench.domains import replica_address
 from armbench.engine.agent import run_episode
 from armbench.models.scripts import questions_by_prompt
@@ -23,6 +25,7 @@ def test_solutions_name_replicas_and_are_played_with_todays_address(replica_env)
     assert f"SITE_BASE = '{replica_address('gpus')}'" in played and "{replica:" not in played
 
 
+@pytest.mark.slow
 async def test_a_solution_that_cannot_reach_its_replica_is_an_infra_error_not_a_miss(replica_env, tmp_path):
     question = a_browsing_question("funds")
     port = int(replica_address("funds").rsplit(":", 1)[1])

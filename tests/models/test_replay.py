@@ -1,5 +1,7 @@
 """Record a run set, replay it: same graded outcomes, and a changed tool is caught at its step."""
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -9,18 +11,25 @@ from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models.jsondiff import first_difference
 from armbench.models.recording import recording_path
+from armbench.questions import load_set_file, set_path
 from armbench.types import RunConfig
 from tests.support.models import run_set
 
 TOOLED = ["tooled"]
 
 
-@pytest.fixture
-async def recorded(tmp_path, gpu_design):
-    store = RunSetStore(tmp_path / "recorded")
+@pytest.fixture(scope="module")
+async def recorded_once(tmp_path_factory):
+    """The GPU design set recorded once for the module; each test gets a copy it may change."""
+    store = RunSetStore(tmp_path_factory.mktemp("replay") / "recorded")
     config = RunConfig(model="scripted/oracle", arms=TOOLED, record=True, concurrency=2)
-    await run_set([gpu_design], config, store, show_progress=False)
+    await run_set([load_set_file(set_path("gpus", "design"))], config, store, show_progress=False)
     return store
+
+
+@pytest.fixture
+def recorded(recorded_once, tmp_path):
+    return RunSetStore(Path(shutil.copytree(recorded_once.directory, tmp_path / "recorded")))
 
 
 async def replay(recording: RunSetStore, question_sets, out, **config):
@@ -44,6 +53,7 @@ async def test_every_model_call_is_recorded_with_what_was_sent(recorded):
         assert lines[-1]["response"]["message"]["content"].splitlines()[-1].startswith("ANSWER:")
 
 
+@pytest.mark.slow
 async def test_a_replay_reproduces_every_graded_outcome_and_diverges_nowhere(recorded, gpu_design, tmp_path):
     store, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
     original = {record.run_id: record for record in recorded.records()}
@@ -58,6 +68,7 @@ async def test_a_replay_reproduces_every_graded_outcome_and_diverges_nowhere(rec
     assert store.manifest()["replay_of"]["model"] == "scripted/oracle"
 
 
+@pytest.mark.slow
 async def test_a_renamed_key_in_a_tool_result_is_reported_at_its_step(recorded, gpu_design, tmp_path, monkeypatch, cli):
     original_run = GpuQuery.run
 
@@ -80,6 +91,7 @@ async def test_a_renamed_key_in_a_tool_result_is_reported_at_its_step(recorded, 
     assert "REGRESSION 5 replayed run(s) diverged from the recording" in out
 
 
+@pytest.mark.slow
 async def test_a_changed_question_is_reported_at_step_0(recorded, gpu_design, tmp_path):
     first = steps(recorded, "gpus-design-01.tooled.r0")
     first[0]["sent"][1]["content"] = first[0]["sent"][1]["content"].replace("GPU", "graphics card", 1)
@@ -90,6 +102,7 @@ async def test_a_changed_question_is_reported_at_step_0(recorded, gpu_design, tm
     assert replayed["gpus-design-02.tooled.r0"].replay_divergence is None
 
 
+@pytest.mark.slow
 async def test_a_recording_that_ends_early_is_an_infra_error_and_a_divergence(recorded, gpu_design, tmp_path):
     path = recording_path(recorded.directory, "gpus-design-01.tooled.r0")
     path.write_text(path.read_text().splitlines(keepends=True)[0])
@@ -99,6 +112,7 @@ async def test_a_recording_that_ends_early_is_an_infra_error_and_a_divergence(re
     assert record.replay_divergence == "step 1: the recording ends before this model call"
 
 
+@pytest.mark.slow
 async def test_a_recorded_provider_failure_replays_as_the_same_infra_error(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "recorded")
     # Every run an infra error, allowed: without --max-infra-errors more than half would fail the set.
@@ -112,6 +126,7 @@ async def test_a_recorded_provider_failure_replays_as_the_same_infra_error(tmp_p
         assert record.replay_divergence is None
 
 
+@pytest.mark.slow
 async def test_planned_runs_missing_from_the_recording_are_refused_before_anything_runs(recorded, gpu_heldout, tmp_path):
     with pytest.raises(UserError, match="has no run for 5 planned run"):
         await replay(recorded, [gpu_heldout], tmp_path / "replay")
@@ -140,6 +155,7 @@ def test_first_difference_names_the_path(recorded, current, expected):
     assert first_difference(recorded, current) == expected
 
 
+@pytest.mark.slow
 async def test_a_changed_tool_description_is_reported_at_step_0_naming_the_tool(recorded, gpu_design, tmp_path, monkeypatch):
     monkeypatch.setattr(GpuQuery, "description", GpuQuery.description + " Prefer narrow filters.")
     _, replayed = await replay(recorded, [gpu_design], tmp_path / "replay")
@@ -148,6 +164,7 @@ async def test_a_changed_tool_description_is_reported_at_step_0_naming_the_tool(
             "step 0: the offered tools differ (gpu_query.function.description: texts differ from character")
 
 
+@pytest.mark.slow
 async def test_a_run_that_ends_before_the_recording_does_is_a_divergence(recorded, gpu_design, tmp_path, monkeypatch):
     from armbench.tools.base import ToolInfraError
 
@@ -162,6 +179,7 @@ async def test_a_run_that_ends_before_the_recording_does_is_a_divergence(recorde
     assert record.replay_divergence == "step 1: the run ended after 1 of 2 recorded model calls"
 
 
+@pytest.mark.slow
 async def test_a_reformatted_tool_result_is_a_divergence_even_when_its_values_match(recorded, gpu_design, tmp_path, monkeypatch):
     from armbench.tools.base import ToolOutcome
 
@@ -172,6 +190,7 @@ async def test_a_reformatted_tool_result_is_a_divergence_even_when_its_values_ma
     assert divergence.endswith(") differs in JSON formatting or key order")
 
 
+@pytest.mark.slow
 async def test_a_model_call_cut_by_the_run_timeout_replays_as_the_same_timeout(tmp_path, gpu_design):
     store = RunSetStore(tmp_path / "recorded")
     config = RunConfig(model="scripted/oracle+latency=5", arms=TOOLED, record=True, run_timeout=0.5,
@@ -185,6 +204,7 @@ async def test_a_model_call_cut_by_the_run_timeout_replays_as_the_same_timeout(t
     assert (record.stop_reason, record.error_kind, record.replay_divergence) == ("timeout", "infra", None)
 
 
+@pytest.mark.slow
 async def test_a_recording_replays_on_another_port_base_without_divergence(tmp_path, gpu_design, replica_env,
                                                                            monkeypatch):
     """The replica address is in the system prompt (and in fund_screener results): a recording made
@@ -206,6 +226,7 @@ async def test_a_recording_replays_on_another_port_base_without_divergence(tmp_p
     assert all(record.correct for record in replayed.values())
 
 
+@pytest.mark.slow
 async def test_a_replayed_run_reports_the_recorded_runs_model_time(tmp_path, gpu_design):
     """A replay answers at once; its records carry the recorded model seconds, marked as such, so its
     wall time is not the 0.00 s of a file read."""

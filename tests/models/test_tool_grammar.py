@@ -183,6 +183,7 @@ def schema_tool(name: str, schema: dict[str, Any], defs: dict[str, Any] | None =
     return {"type": "function", "function": {"name": name, "description": "", "parameters": parameters}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("domain", "name"), CHECKED)
 def test_accepts_a_valid_call_of_every_offered_tool_and_the_answer_form(domain, name):
     rejected = [reply for reply in valid_calls(domain, name) + ANSWERS if not grammar(domain, name).matches(reply)]

@@ -83,6 +83,7 @@ def test_a_port_held_by_something_else_is_one_line(replica_env):
         squatter.close()
 
 
+@pytest.mark.slow
 def test_two_processes_starting_on_one_port_base_at_once_one_serves_one_is_refused(replica_env):
     command = [sys.executable, "-m", "armbench.cli", "replicas", "serve", "--domain", "gpus"]
     starts = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -111,6 +112,7 @@ def test_a_socket_dir_that_cannot_hold_sockets_is_one_line(replica_env, monkeypa
     assert err.strip().count("\n") == 0
 
 
+@pytest.mark.slow
 def test_a_server_that_cannot_start_names_its_log(replica_env):
     broken = Replica("gpus", GPU_DOMAIN.replica.offset, "armbench.no_such_module:create_app", data_hash="x")
     with pytest.raises(UserError, match=r"exited with code 1; see .*gpus-\d+\.log") as failure:
@@ -157,6 +159,7 @@ async def wait_until(condition, seconds: float = 60) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_a_server_killed_mid_call_is_restarted_and_the_call_is_an_infra_error(replica_env):
     async with ArmEnvironment(["gpus"]) as env, env.open_arm("browsing", "gpus") as arm:
         base = env.endpoints["gpus"].base_url
@@ -177,6 +180,7 @@ async def test_a_server_killed_mid_call_is_restarted_and_the_call_is_an_infra_er
         assert env.server is not None and env.server.restarts == 1
 
 
+@pytest.mark.slow
 async def test_a_call_made_while_the_server_restarts_waits_for_it(replica_env):
     async with ArmEnvironment(["gpus"]) as env, env.open_arm("browsing", "gpus") as arm:
         first = int(pid_path().read_text())
@@ -187,6 +191,7 @@ async def test_a_call_made_while_the_server_restarts_waits_for_it(replica_env):
         assert int(pid_path().read_text()) != first
 
 
+@pytest.mark.slow
 async def test_a_server_that_keeps_dying_is_left_down_and_calls_fail_at_once(replica_env, monkeypatch):
     monkeypatch.setattr(supervisor, "MAX_RESTARTS", 0)
     async with ArmEnvironment(["gpus"]) as env, env.open_arm("browsing", "gpus") as arm:

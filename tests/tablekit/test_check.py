@@ -198,6 +198,7 @@ def bench(domains: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_bench_domain_check(folder):
     (folder / "__init__.py").write_text(INIT.format(name="cities"))
     result = bench(folder.parent, "domain", "check", "cities")

@@ -324,6 +324,7 @@ def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_bench_domain_new_then_check(tmp_path):
     (tmp_path / "domains").mkdir()
     made = bench(tmp_path, "domain", "new", "cities", "--csv", str(CITIES))

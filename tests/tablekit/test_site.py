@@ -447,6 +447,7 @@ def test_a_group_value_may_be_typed_in_another_case(fruits):
 # ---- no query string makes the site fail ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_no_generated_query_string_or_path_makes_the_site_answer_5xx(cities, cities_table):
     """Property: 400 generated GETs of the list, the group index, group pages and entity pages,
     with real and hostile path values, parameter names and values (raw bytes too), answer below 500."""

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 from mcp import Client, StdioServerParameters
 
@@ -38,6 +39,7 @@ def readme_question(section: str) -> dict:
     return yaml.safe_load(block)
 
 
+@pytest.mark.slow
 def test_the_readme_walkthrough(tmp_path, replica_env):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))

@@ -202,6 +202,7 @@ async def test_type_into_a_search_box_with_and_without_submit(tools, site):
     assert submitted["title"] == "Results for radeon"
 
 
+@pytest.mark.slow
 async def test_select_an_option_by_label_or_value(tools, site):
     page = await home(tools, site)
     sort = ref(page["snapshot"], "combobox", "Sort by")
@@ -273,6 +274,7 @@ async def test_not_a_url_is_a_clear_error(tools):
 # ---- robustness ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_hanging_page_times_out_and_the_tab_recovers(short_tools, site):
     await home(short_tools, site)
     timeout = await error(short_tools, "browser_navigate", url=f"{site.origin}/hang")
@@ -282,12 +284,14 @@ async def test_a_hanging_page_times_out_and_the_tab_recovers(short_tools, site):
     assert (await home(short_tools, site))["title"] == "Home"
 
 
+@pytest.mark.slow
 async def test_a_page_too_big_to_read_in_time_times_out(short_tools, site):
     timeout = await error(short_tools, "browser_navigate", url=f"{site.origin}/huge-dom")
     assert timeout["type"] == "timeout"
     assert (await home(short_tools, site))["title"] == "Home"
 
 
+@pytest.mark.slow
 async def test_a_crashed_tab_is_replaced(tools, site):
     await home(tools, site)
     page = tools["browser_snapshot"].session.page
@@ -328,6 +332,7 @@ def chromium_browsers() -> set[int]:
     return browsers
 
 
+@pytest.mark.slow
 async def test_a_wedged_browser_is_an_infra_error_and_lets_go_of_its_cores_turn(site, tmp_path, monkeypatch):
     """A browser that answers nothing (stopped here with SIGSTOP) fails the step with ToolInfraError,
     the harness's fault, within its timeouts, and the step does not keep its core's turn."""

@@ -43,6 +43,7 @@ with multiprocessing.Pool(2) as pool:
 SLEEPER = "import time\nprint('started', flush=True)\ntime.sleep(60)"
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_cpu_burning_processes_are_stopped_at_the_calls_cpu_limit_together():
     # Two processes burning 1 s of CPU each would each stay under a per-process RLIMIT_CPU of 1 s.
@@ -55,6 +56,7 @@ async def test_cpu_burning_processes_are_stopped_at_the_calls_cpu_limit_together
     assert usage.cpu_seconds >= 1.0, usage  # both processes stopped once their CPU together reached the limit
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_call_waits_for_a_free_core_and_its_limits_start_when_it_runs():
     async with AsyncExitStack() as held:
@@ -69,6 +71,7 @@ async def test_a_call_waits_for_a_free_core_and_its_limits_start_when_it_runs():
     assert result.cpu_seconds is not None and result.cpu_seconds > 0
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_starved_call_is_a_retryable_infra_error_not_the_agents_timeout():
     tool = PythonTool(config=SandboxConfig(**STARVED))
@@ -81,6 +84,7 @@ async def test_a_starved_call_is_a_retryable_infra_error_not_the_agents_timeout(
     assert result.held_seconds > result.duration_s - STARVED["wall_timeout_s"]
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_starved_call_that_burns_cpu_as_fast_as_it_can_is_stopped_at_its_cpu_limit():
     """Given 5% of a CPU, an endless loop reaches the backstop, yet it spent CPU at more than 1 s per
@@ -101,6 +105,7 @@ async def test_a_sleeper_is_the_agents_own_timeout_even_under_a_cpu_quota():
     assert usage.limits_hit == ["wall_timeout"]
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_starved_synthesized_tool_call_ends_the_run_too():
     spec = ToolSpec("spin", "Spins.", {"type": "object", "properties": {}}, "def spin():\n    while True:\n        pass\n")
@@ -109,6 +114,7 @@ async def test_a_starved_synthesized_tool_call_ends_the_run_too():
         await tool.invoke({})
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_the_transcript_carries_each_calls_figures_and_the_run_its_totals(gpu_design, script_registry):
     @register_script("python-twice")
@@ -156,6 +162,7 @@ async def test_a_run_timeout_while_a_call_waits_for_a_core_is_the_machines_doing
     assert "waited for the harness (a free core" in episode.error
 
 
+@pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_calls_wait_for_a_core_does_not_count_against_the_run_timeout(gpu_design, two_python_calls):
     """The first call queues 2 s, then sleeps 1.5 s: past a 3 s run timeout counted in wall time,

@@ -157,6 +157,7 @@ def test_the_description_names_the_allowed_origins(tool, origins):
     assert f'{{"url": "{origins[0]}/", "offset": 0}}' in tool.description
 
 
+@pytest.mark.slow
 async def test_a_body_that_trickles_in_ends_at_the_call_deadline(origins):
     tool = HttpGetTool([origins[0]], deadline_s=2)
     started = time.monotonic()

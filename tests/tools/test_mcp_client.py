@@ -37,6 +37,7 @@ def tool_messages(store: RunSetStore, record) -> list[str]:
     return [m["content"] for m in map(json.loads, lines) if m["role"] == "tool"]
 
 
+@pytest.mark.slow
 async def test_gpu_sets_over_mcp_grade_as_in_process(tmp_path, gpu_design, gpu_heldout, serve_gpus):
     served_by = f"mcp:{shlex.join(serve_gpus)}"
     sets = [gpu_design, gpu_heldout]
@@ -59,6 +60,7 @@ async def test_gpu_sets_over_mcp_grade_as_in_process(tmp_path, gpu_design, gpu_h
         assert seen == tool_messages(local_store, local_by_question[record.question_id])
 
 
+@pytest.mark.slow
 async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_design, script_registry):
     register_script("call-fail")(calling("fail"))
     register_script("call-slow")(calling("slow"))
@@ -72,6 +74,7 @@ async def test_server_errors_and_timeouts_reach_the_model_as_tool_errors(gpu_des
             assert json.loads(seen)["error"]["type"] == kind
 
 
+@pytest.mark.slow
 async def test_a_server_that_crashes_mid_run_is_a_retryable_infra_error(tmp_path, gpu_design, script_registry):
     """The harness broke the runs, not the agent: they are excluded, the set fails, --resume runs them again."""
     register_script("call-crash")(calling("crash"))

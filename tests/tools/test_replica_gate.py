@@ -40,6 +40,7 @@ def worldbank():
         shutil.rmtree(directory, ignore_errors=True)
 
 
+@pytest.mark.slow
 async def test_a_flooding_run_leaves_another_runs_replica_calls_answered(worldbank):
     """Every call of the other run succeeds beside the flood; how much slower they get (within 2x of
     quiet, against ~130x without the gate) is measured by benchmarks/replica_gate.py."""
@@ -94,6 +95,7 @@ class SlowServer:
         self.server.close()
 
 
+@pytest.mark.slow
 async def test_a_run_holds_at_most_four_connections_at_once(tmp_path):
     """Ten parallel requests from one sandbox reach the server at most four at a time."""
     slow = SlowServer(tmp_path)
@@ -164,6 +166,7 @@ async def test_a_request_without_a_measured_cost_pays_its_wait_and_earns_it_back
     assert 0.3 <= waited <= 0.6 and share.balance >= 0
 
 
+@pytest.mark.slow
 async def test_a_slow_replica_reply_does_not_count_against_the_calls_wall_limit(tmp_path):
     """A reply that takes 1.5 s (a busy replica) inside a call with a 1 s wall limit: the call ends
     normally, the wait is the harness's, and the run paid the wait (no measured cost came back)."""

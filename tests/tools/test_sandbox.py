@@ -269,6 +269,7 @@ except OSError as error:
     assert not result.timed_out  # the sleeping children died with the sandbox's pid namespace
 
 
+@pytest.mark.slow
 @needs_bwrap
 async def test_spinning_fork_bomb_is_killed_by_the_wall_timeout():
     code = """
@@ -332,6 +333,7 @@ print(sorted(statuses.values()))
 """
 
 
+@pytest.mark.slow
 @needs_bwrap
 @needs_cgroups
 async def test_forked_memory_bomb_stops_at_the_calls_memory_cap():
@@ -440,6 +442,7 @@ async def test_cancelling_a_run_kills_its_sandbox(monkeypatch):
     assert started[0].returncode == -signal.SIGKILL  # bwrap, and with it the pid namespace
 
 
+@pytest.mark.slow
 @needs_bwrap
 async def test_output_is_bounded_with_a_notice():
     code = "print('x' * 5000)\nprint('é' * 3000, end='')"
@@ -448,6 +451,7 @@ async def test_output_is_bounded_with_a_notice():
     assert result.stdout == "x" * 1000 + "\n[output truncated: 7,001 more characters]"
 
 
+@pytest.mark.slow
 @needs_bwrap
 async def test_python_tool_result_and_notice(replica):
     tool = PythonTool([replica], config(wall_timeout_s=1.0))
@@ -480,6 +484,7 @@ def test_without_bwrap_the_sandbox_refuses_unless_fallback_is_allowed(monkeypatc
     assert PythonTool(config=config(allow_fallback=True)).isolation == FALLBACK
 
 
+@pytest.mark.slow
 @needs_cgroups
 async def test_fallback_kills_processes_that_left_the_process_group(monkeypatch):
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda interpreter: "no user namespaces")

@@ -45,6 +45,7 @@ def test_every_tooled_solution_is_right():
         assert sorted(solution.answer.apply(result)) == sorted(question.answer), question.id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", QUESTIONS.values(), ids=lambda q: q.id)
 def test_browsing_script_prints_exactly_the_reference(replica_url, question):
     assert sorted(run_browsing_script(question, replica_url)) == sorted(question.answer)

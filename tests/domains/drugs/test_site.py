@@ -337,6 +337,7 @@ pair = st.tuples(st.sampled_from(["q", "type", "sort", "order", "page", "Q", "x"
 query = st.lists(pair, max_size=4).map(urlencode)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=300)
 @given(path=path, query=query)
 def test_no_generated_path_or_query_answers_5xx(site, path, query):

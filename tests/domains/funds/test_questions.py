@@ -89,6 +89,7 @@ def test_the_sets_ask_about_closed_funds_and_the_default_listing():
     assert all("leave every other setting at its default" in QUESTIONS[qid].text for qid in LISTED_BY_DEFAULT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", QUESTIONS.values(), ids=lambda q: q.id)
 def test_browsing_script_prints_exactly_the_reference(replica_url, question):
     printed = run_browsing_script(question, replica_url)
@@ -137,6 +138,7 @@ def browsing_arm(replica_env):
         yield ArmTools("browsing", web_tools([route]))
 
 
+@pytest.mark.slow
 async def test_reading_page_one_with_the_site_defaults_misses_the_trap_questions(browsing_arm, script_registry):
     register_script("page-one-reader")(page_one_reader)
     verdicts = {}

@@ -38,6 +38,7 @@ def test_the_study_questions_and_their_rules():
     assert "1961 through 2024" in greece.text and len(greece.answer) == 14
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.id)
 def test_browsing_script_prints_exactly_the_reference(replica_url, question):
     printed = run_browsing_script(question, replica_url)
