@@ -84,13 +84,13 @@ lint: setup
 # two cores was the one place load broke a test.
 TEST_WORKERS ?= 4
 test: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not local and not ray"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray"
 	$(BIN)/python -m pytest -m ray
 
 # The edit-test loop: the suite without the tests marked `slow` (whole run sets, `bench` subprocesses,
 # crawls, kills) or `ray`; `make test` runs them all.
 test-fast: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not local and not ray and not slow"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow"
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
 test-local: local-model

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from armbench.questions import QuestionSet
 
 
-DEFAULT_CONCURRENCY = 4  # episodes in flight, as `bench run --concurrency` defaults
 # RunConfig's fields that mean nothing to one synthesis episode
 RUN_ONLY_SETTINGS = {"arms", "runs", "questions", "tools", "tool_from", "concurrency", "max_cost", "max_infra_errors",
                      "executor", "ray_address", "ray_actors"}
@@ -128,7 +127,6 @@ def plan_run(
     resolved = get_checked_model(model, price, settings)
     completion_kwargs = with_routing(resolved, provider_order, provider_ignore, completion_kwargs or {})
     check_completion_kwargs(completion_kwargs)
-    settings.setdefault("concurrency", DEFAULT_CONCURRENCY)
     try:
         config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
                            price_per_million=price, completion_kwargs=completion_kwargs,

@@ -17,6 +17,7 @@ from armbench.analysis.planning import DEFAULT_DISCORDANCE
 from armbench.errors import UserError, read_text
 from armbench.types import (
     DEFAULT_BUDGET,
+    DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RUNS,
     DEFAULT_RETRY_BASE_DELAY,
@@ -157,7 +158,7 @@ def run(
     max_runs: Annotated[int, typer.Option(
         min=1, help="Most runs the run set may plan (questions x arms x --runs); a larger plan is refused before "
         "anything runs.")] = DEFAULT_MAX_RUNS,
-    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = 4,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes in flight at once.")] = DEFAULT_CONCURRENCY,
     budget: Annotated[int, typer.Option(min=1, help="Maximum tool calls per episode.")] = DEFAULT_BUDGET,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/<time>).")] = None,
     resume: Annotated[Optional[Path], typer.Option(

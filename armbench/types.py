@@ -245,6 +245,7 @@ REPLICA_WANT_COST_HEADER = b"x-armbench-want-cost"
 REPLICA_COST_HEADER = b"x-armbench-cost"  # seconds, as a decimal
 
 DEFAULT_BUDGET = 24  # tool calls per episode
+DEFAULT_CONCURRENCY = 4  # episodes in flight at once
 DEFAULT_REQUEST_TIMEOUT = 120.0  # seconds per model call (a local model's own default is longer)
 DEFAULT_MAX_RETRIES = 4  # retries of a transient provider error per model call
 DEFAULT_RETRY_BASE_DELAY = 1.0  # seconds before the first retry; doubles each retry
@@ -273,7 +274,7 @@ class RunConfig(BaseModel):
     record: bool = False  # write every model request and response to <run-set>/recording/
     skip_preflight: bool = False  # a real model ran without `bench doctor`'s round trip first
     price_per_million: tuple[float, float] | None = None  # --price: registered with LiteLLM for this model
-    concurrency: int = Field(1, ge=1)
+    concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1)
     # where episodes run: in this process, or on Ray actors (--executor ray); not part of what a run
     # set measures, so a resume may change it
     executor: Literal["local", "ray"] = "local"
