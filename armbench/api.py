@@ -97,43 +97,61 @@ class Report:
     tables: list[Any]  # armbench.analysis.tables.Table
 
 
-def plan_run(
+def run_config(
     model: str,
+    *,
+    arms: list[str] | None = None,
+    questions: list[str] | None = None,
+    tool_from: list[Path] | None = None,
+    price: tuple[float, float] | None = None,
+    **settings: Any,
+) -> RunConfig:
+    """A run set's configuration, built once where flags (`bench run`) or arguments (`armbench.run`)
+    come in; every later layer takes it. `settings` are RunConfig's fields, each with its one default
+    there, but for `request_timeout`: left out, it is the model's own, which `plan_run` fills in.
+    None for arms: every arm that can run; for questions: every question of the sets."""
+    from armbench.arms import default_arms
+
+    for name, value in (("arms", arms), ("questions", questions), ("tool_from", tool_from)):
+        if isinstance(value, str | Path):
+            raise UserError(f"{name} takes a list, e.g. {name}=[{str(value)!r}] (got {str(value)!r} alone)")
+    if questions is not None and not any(str(question).strip() for question in questions):
+        raise UserError("--question names no question id; give some (e.g. gpus-design-01), "
+                        "or leave it out to ask every question of the sets")
+    settings.setdefault("request_timeout", None)
+    try:
+        return RunConfig(model=model, arms=tuple(arms or default_arms(bool(tool_from))),
+                         questions=tuple(questions or ()), price_per_million=price,
+                         tool_from=tuple(str(Path(folder).resolve()) for folder in tool_from or ()), **settings)
+    except ValidationError as error:
+        raise UserError(f"bad run settings: {describe_settings(error)}") from None
+
+
+def plan_run(
+    config: RunConfig,
     *,
     domains: list[str] | None = None,
     sets: list[str] | None = None,
-    arms: list[str] | None = None,
-    questions: list[str] | None = None,
     out: Path | None = None,
     resume: Path | None = None,
     allow_unlocked: bool = False,
-    price: tuple[float, float] | None = None,
-    completion_kwargs: dict[str, Any] | None = None,
     provider_order: list[str] | None = None,
     provider_ignore: list[str] | None = None,
     max_runs: int = DEFAULT_MAX_RUNS,
-    **settings: Any,
 ) -> PlannedRun:
-    """Check everything a run set needs before anything starts; `settings` are RunConfig's fields
-    (runs, budget, concurrency, rpm, max_cost, record, ...). None for domains/sets/arms/questions:
-    all; a plan of more than `max_runs` runs is refused. `provider_order`/`provider_ignore`: an
-    OpenRouter model's provider routing, added to `completion_kwargs`."""
+    """Check everything a run set needs before anything starts: the questions `config` asks of
+    `domains` x `sets` (None: all), its model (resolved here, once), its size (more than `max_runs`
+    runs is refused) and its folder. The config comes back completed with what only the model knows:
+    its request timeout, and an OpenRouter model's `provider_order`/`provider_ignore` routing."""
     from armbench.engine.manifest import resumable
     from armbench.engine.store import RunSetStore
     from armbench.paths import RESULTS_DIR
 
-    tool_from = settings.pop("tool_from", None) or ()
-    selection = select_questions(domains, sets, arms, questions, tool_from, allow_unlocked)
-    resolved = get_checked_model(model, price, settings)
-    completion_kwargs = with_routing(resolved, provider_order, provider_ignore, completion_kwargs or {})
+    selection = select_questions(domains, sets, config, allow_unlocked)
+    resolved = get_checked_model(config.model, config.price_per_million)
+    completion_kwargs = with_routing(resolved, provider_order, provider_ignore, config.completion_kwargs)
     check_completion_kwargs(completion_kwargs)
-    try:
-        config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
-                           price_per_million=price, completion_kwargs=completion_kwargs,
-                           tool_from=tuple(str(frozen.folder) for frozen in selection.synthesized.values()),
-                           **settings)
-    except ValidationError as error:
-        raise UserError(f"bad run settings: {describe_settings(error)}") from None
+    config = fitted(resolved, config).model_copy(update={"completion_kwargs": completion_kwargs})
     check_plan_size(selection.question_sets, config, max_runs)
     check_executor(config)
     folder = resume or out or RESULTS_DIR / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -148,61 +166,51 @@ def plan_run(
 
 @dataclass(frozen=True)
 class Selection:
-    """The questions and arms a run set would ask, checked; no model, settings or folder yet."""
+    """The question sets a run set would ask and its synthesized tools, checked against its config."""
 
     question_sets: list[QuestionSet]
-    arms: list[str]
-    questions: list[str]  # only these ids; empty: every question of the sets
+    question_ids: list[str]  # of the questions asked
     synthesized: dict[str, FrozenTool]
 
-    @property
-    def question_ids(self) -> list[str]:
-        return [question.id for question_set in self.question_sets for question in question_set.questions
-                if not self.questions or question.id in self.questions]
 
-
-def select_questions(domains: list[str] | None, sets: list[str] | None, arms: list[str] | None,
-                     questions: list[str] | None, tool_from: Any, allow_unlocked: bool) -> Selection:
-    """Check what a run set would ask: arms, question sets, question ids, synthesized tools, lock."""
-    from armbench.arms import ARMS, default_arms
+def select_questions(domains: list[str] | None, sets: list[str] | None, config: RunConfig,
+                     allow_unlocked: bool) -> Selection:
+    """Check what a run set would ask: its arms, question sets, question ids, synthesized tools, lock."""
+    from armbench.arms import ARMS
     from armbench.questions import load_sets, unlocked_sets
 
-    for name, value in (("domains", domains), ("sets", sets), ("arms", arms), ("questions", questions),
-                        ("tool_from", tool_from)):
+    for name, value in (("domains", domains), ("sets", sets)):
         if isinstance(value, str | Path):
             raise UserError(f"{name} takes a list, e.g. {name}=[{str(value)!r}] (got {str(value)!r} alone)")
-    unknown_arms = sorted(set(arms or []) - set(ARMS))
+    unknown_arms = sorted(set(config.arms) - set(ARMS))
     if unknown_arms:
         raise UserError(f"unknown arm {', '.join(map(repr, unknown_arms))}; choose from: {', '.join(ARMS)}, all")
-    synthesized = load_synthesized_tools(tool_from)
-    arms = list(arms or default_arms(bool(synthesized)))
+    synthesized = load_synthesized_tools(config.tool_from)
     question_sets = load_sets(domains, sets)
     if not question_sets:
         raise UserError("no question sets match --domain/--set")
-    if questions is not None and not any(str(question).strip() for question in questions):
-        raise UserError("--question names no question id; give some (e.g. gpus-design-01), "
-                        "or leave it out to ask every question of the sets")
-    only = list(questions or [])
-    missing = sorted(set(only) - {q.id for qs in question_sets for q in qs.questions})
+    missing = sorted(set(config.questions) - {q.id for qs in question_sets for q in qs.questions})
     if missing:
         raise UserError(f"no question {', '.join(map(repr, missing))} in the chosen --domain/--set")
-    check_synthesized_tools(synthesized, arms, {qs.domain for qs in question_sets})
+    check_synthesized_tools(synthesized, list(config.arms), {qs.domain for qs in question_sets})
     drift = unlocked_sets(question_sets)
     if drift and not allow_unlocked:
         raise UserError(
             f"question sets differ from questions/questions.lock: {', '.join(drift)}; run "
             "`bench questions verify` then `bench questions freeze`, or pass --allow-unlocked"
         )
-    return Selection(question_sets, arms, only, synthesized)
+    asked = [question.id for question_set in question_sets for question in question_set.questions
+             if not config.questions or question.id in config.questions]
+    return Selection(question_sets, asked, synthesized)
 
 
-def load_synthesized_tools(tool_from: Any) -> dict[str, FrozenTool]:
+def load_synthesized_tools(tool_from: tuple[str, ...]) -> dict[str, FrozenTool]:
     """--tool-from's tools by domain; their loader (and polars) is imported only when one is given."""
     if not tool_from:
         return {}
     from armbench.arms.frozen_tool import load_frozen_tools
 
-    return load_frozen_tools([str(Path(folder).resolve()) for folder in tool_from])
+    return load_frozen_tools(list(tool_from))
 
 
 def plan_spending(
@@ -228,12 +236,8 @@ def plan_spending(
     from armbench.analysis import planning
     from armbench.models import price_of
 
-    selection = select_questions(domains, sets, arms, questions, tool_from or (), allow_unlocked)
-    try:
-        config = RunConfig(model=model, arms=tuple(selection.arms), questions=tuple(selection.questions),
-                           runs=runs, budget=budget)
-    except ValidationError as error:
-        raise UserError(f"bad run settings: {describe_settings(error)}") from None
+    config = run_config(model, arms=arms, questions=questions, tool_from=tool_from, runs=runs, budget=budget)
+    selection = select_questions(domains, sets, config, allow_unlocked)
     check_plan_size(selection.question_sets, config, max_runs)
     if not 0 < discordance <= 1 or difference is not None and not 0 < difference <= discordance:
         raise UserError(f"need 0 < --difference <= --discordance <= 1 (got {difference}, {discordance}): "
@@ -246,7 +250,7 @@ def plan_spending(
         records = RunSetStore(token_source).records_to_report()
     source = (f"mean per run, by question and arm, of {token_source}" if token_source
               else "default per run and arm (analysis/planning.py), from results/recordings")
-    return planning.plan_spending(model, selection.question_ids, selection.arms, runs,
+    return planning.plan_spending(model, selection.question_ids, list(config.arms), runs,
                                   prices, records, source, discordance, difference)
 
 
@@ -262,21 +266,27 @@ def check_plan_size(question_sets: list[QuestionSet], config: RunConfig, max_run
                         f"{config.runs:,}), more than --max-runs {max_runs:,}; pass --max-runs {size} to run them all")
 
 
-def get_checked_model(model: str, price: tuple[float, float] | None, settings: dict[str, Any]) -> Model:
-    """The model, refused (UserError) when it cannot serve these settings; fills in its request timeout."""
+def get_checked_model(model: str, price: tuple[float, float] | None = None) -> Model:
+    """The model a string names, refused (UserError) when it cannot run here (an unknown provider, a
+    missing key): the one place outside models/ a model string is resolved, for every command."""
     from armbench.models import get_model
 
     resolved = get_model(model)
     resolved.check()
     if price:
         resolved.set_price(*price)
-    if settings.get("record") and not resolved.recordable:
-        raise UserError("--record records a model's replies; a replay has none of its own to record")
-    if settings.get("max_cost") is not None or settings.get("max_cost_per_run") is not None:
-        resolved.check_priced()
-    if settings.get("request_timeout") is None:
-        settings["request_timeout"] = resolved.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)
     return resolved
+
+
+def fitted(model: Model, config: RunConfig) -> RunConfig:
+    """The config, refused (UserError) when the model cannot serve it; with no request timeout, the model's."""
+    if config.record and not model.recordable:
+        raise UserError("--record records a model's replies; a replay has none of its own to record")
+    if config.max_cost is not None or config.max_cost_per_run is not None:
+        model.check_priced()
+    if config.request_timeout is None:
+        return config.model_copy(update={"request_timeout": model.default_request_timeout(DEFAULT_REQUEST_TIMEOUT)})
+    return config
 
 
 def with_routing(model: Model, order: list[str] | None, ignore: list[str] | None,
@@ -294,7 +304,7 @@ def probe_client(model: str, settings: dict[str, Any], order: list[str], ignore:
     """`bench doctor`'s client: the model checked, with its routing and settings, one call at a time."""
     from armbench.models.retry import RetryPolicy
 
-    resolved = get_checked_model(model, None, {})
+    resolved = get_checked_model(model)
     return resolved.client(with_routing(resolved, order, ignore, settings), RetryPolicy(max_retries=max_retries),
                            request_timeout or resolved.default_request_timeout(60.0))
 
@@ -371,15 +381,17 @@ def plan_synthesis(
     run_only = sorted(set(settings) & RUN_ONLY_SETTINGS)
     if run_only:
         raise UserError(f"{', '.join(run_only)}: settings of a run set, not of a synthesis")
-    resolved = get_checked_model(model, price, settings)
-    design_questions(domain)  # an unknown domain, or one without frozen design questions
-    check_completion_kwargs(completion_kwargs or {})
     settings.setdefault("budget", DEFAULT_SYNTHESIS_BUDGET)
+    settings.setdefault("request_timeout", None)  # the model's own, filled in below
     try:
         config = RunConfig(model=model, arms=("browsing",), price_per_million=price,
                            completion_kwargs=completion_kwargs or {}, **settings)
     except ValidationError as error:
         raise UserError(f"bad synthesis settings: {describe_settings(error)}") from None
+    resolved = get_checked_model(model, price)
+    config = fitted(resolved, config)
+    design_questions(domain)  # an unknown domain, or one without frozen design questions
+    check_completion_kwargs(config.completion_kwargs)
     folder = Path(out or RESULTS_DIR / f"synthesis-{domain}-{dt.datetime.now():%Y%m%d-%H%M%S}")
     check_folder(folder)
     return PlannedSynthesis(resolved, domain, config, folder)
@@ -407,10 +419,28 @@ def check_provider(planned: PlannedRun | PlannedSynthesis) -> None:
                         "or pass --skip-preflight (skip_preflight=True in Python)")
 
 
-def run(model: str, *, show_progress: bool = False, skip_preflight: bool = False, **options: Any) -> RunResult:
-    """Run question sets through arms with a model and grade every run (see `plan_run` for the
-    options). A real model's provider is checked first, as `bench run` does, unless skip_preflight."""
-    planned = plan_run(model, skip_preflight=skip_preflight, **options)
+def run(
+    model: str,
+    *,
+    domains: list[str] | None = None,
+    sets: list[str] | None = None,
+    out: Path | None = None,
+    resume: Path | None = None,
+    allow_unlocked: bool = False,
+    provider_order: list[str] | None = None,
+    provider_ignore: list[str] | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    show_progress: bool = False,
+    skip_preflight: bool = False,
+    **settings: Any,
+) -> RunResult:
+    """Run question sets through arms with a model and grade every run: `settings` make its
+    configuration (`run_config`: arms, questions, runs, budget, concurrency, ...), the rest say what
+    to ask and where to write (`plan_run`). A real model's provider is checked first, as `bench run`
+    does, unless skip_preflight."""
+    planned = plan_run(run_config(model, skip_preflight=skip_preflight, **settings), domains=domains, sets=sets,
+                       out=out, resume=resume, allow_unlocked=allow_unlocked, provider_order=provider_order,
+                       provider_ignore=provider_ignore, max_runs=max_runs)
     if planned.model.needs_preflight and not skip_preflight:
         check_provider(planned)
     return asyncio.run(run_planned(planned, show_progress=show_progress))

@@ -240,20 +240,21 @@ def run(
     prices = parse_price(price)
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
-    from armbench.api import plan_run
+    from armbench.api import plan_run, run_config
 
+    config = run_config(
+        model, arms=arms if arm != ALL else None, questions=None if question is None else comma_list(question),
+        tool_from=tool_from, price=prices, completion_kwargs=settings, runs=runs, budget=budget,
+        concurrency=concurrency, rpm=rpm, max_retries=max_retries, retry_base_delay=retry_base_delay,
+        request_timeout=request_timeout, run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run,
+        max_cost_per_run=max_cost_per_run, max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools,
+        record=record, tool_timeout=tool_timeout, skip_preflight=skip_preflight, executor=executor,
+        ray_address=ray_address, ray_actors=ray_actors,
+    )
     planned = plan_run(
-        model, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None,
-        arms=arms if arm != ALL else None,
-        questions=None if question is None else comma_list(question), out=out_dir, resume=resume,
-        allow_unlocked=allow_unlocked, price=prices, completion_kwargs=settings,
-        provider_order=comma_list(provider_order), provider_ignore=comma_list(provider_ignore),
-        max_runs=max_runs, runs=runs, budget=budget, concurrency=concurrency, rpm=rpm,
-        max_retries=max_retries, retry_base_delay=retry_base_delay, request_timeout=request_timeout,
-        run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run, max_cost_per_run=max_cost_per_run,
-        max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools, record=record,
-        tool_from=tool_from or [], tool_timeout=tool_timeout,
-        skip_preflight=skip_preflight, executor=executor, ray_address=ray_address, ray_actors=ray_actors,
+        config, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None, out=out_dir,
+        resume=resume, allow_unlocked=allow_unlocked, provider_order=comma_list(provider_order),
+        provider_ignore=comma_list(provider_ignore), max_runs=max_runs,
     )
     with planned.store.writing():  # from before the preflight to the end (the runner takes it again)
         result = start_run_set(planned, skip_preflight, quiet)

@@ -3,7 +3,7 @@
 import pytest
 
 import armbench
-from armbench.api import plan_run
+from armbench.api import plan_run, run_config
 from armbench.errors import UserError
 from armbench.questions import load_sets
 
@@ -41,10 +41,11 @@ def test_a_billion_runs_are_refused_with_the_count_and_the_flag_to_raise_the_lim
 
 
 def test_max_runs_is_the_largest_plan_accepted(tmp_path):
-    settings = dict(domains=["gpus"], sets=["design"], arms=["tooled"], runs=3, out=tmp_path / "set")
-    assert plan_run("scripted/oracle", max_runs=15, **settings).config.runs == 3  # 5 questions x 1 arm x 3
+    config = run_config("scripted/oracle", arms=["tooled"], runs=3)
+    where = dict(domains=["gpus"], sets=["design"], out=tmp_path / "set")
+    assert plan_run(config, max_runs=15, **where).config.runs == 3  # 5 questions x 1 arm x 3
     with pytest.raises(UserError, match=r"the plan has 15 runs .* more than --max-runs 14; pass --max-runs 15"):
-        plan_run("scripted/oracle", max_runs=14, **settings)
+        plan_run(config, max_runs=14, **where)
 
 
 def test_max_runs_counts_only_the_questions_asked(cli, tmp_path):
