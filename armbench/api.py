@@ -166,11 +166,10 @@ def plan_run(
 
 @dataclass(frozen=True)
 class Selection:
-    """The question sets a run set would ask and its synthesized tools, checked against its config."""
+    """The question sets a run set would ask, checked against its config (its synthesized tools too)."""
 
     question_sets: list[QuestionSet]
     question_ids: list[str]  # of the questions asked
-    synthesized: dict[str, FrozenTool]
 
 
 def select_questions(domains: list[str] | None, sets: list[str] | None, config: RunConfig,
@@ -201,7 +200,7 @@ def select_questions(domains: list[str] | None, sets: list[str] | None, config: 
         )
     asked = [question.id for question_set in question_sets for question in question_set.questions
              if not config.questions or question.id in config.questions]
-    return Selection(question_sets, asked, synthesized)
+    return Selection(question_sets, asked)
 
 
 def load_synthesized_tools(tool_from: tuple[str, ...]) -> dict[str, FrozenTool]:
