@@ -92,7 +92,8 @@ async def run_set(
     jobs = plan(question_sets, config)
     with store.writing():  # one writer per run set, from before its records are read
         stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
-        domains = [qs.domain for qs in question_sets]
+        # Only the replicas the planned runs use: `--question gpus-design-01` starts one, not ten.
+        domains = sorted({job.question.domain for job in jobs})
         async with open_environment(domains, config) as env:
             return await _run_jobs(jobs, question_sets, config, model, store, env, stored, show_progress,
                                    worker_scope)
@@ -113,7 +114,7 @@ async def _run_jobs(
     tool_manifests = tool_manifest_hashes(env, templates)
     # A prompt's hash names the replica, not its address, so it is the same on any port base.
     prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
-                      for domain in env.endpoints}
+                      for domain in {qs.domain for qs in question_sets}}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
     manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation(), model.decoding(offered),
@@ -203,7 +204,9 @@ def _sites(config: RunConfig, env: ArmEnvironment, callers: RunCallers, worker_s
     if config.executor == "ray":
         from armbench.engine.ray_executor import ray_sites
 
-        return ray_sites(config, env.domains, [job.run_id for job in jobs], tool_manifests)
+        started = {key: tool_manifests[key] for key in (tool_key(arm, domain) for arm in config.arms
+                                                         for domain in env.domains)}
+        return ray_sites(config, env.domains, [job.run_id for job in jobs], started)
     return nullcontext(in_process(worker_scope or shared_environment(env), callers, config, prompt_resources(env)))
 
 
