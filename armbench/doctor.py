@@ -18,8 +18,8 @@ from typing import Any
 
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.model import Model
-from armbench.models.probe import PROBE_PROMPT, PROBE_TOOL, ProbeTool
 from armbench.models.retry import RetryPolicy
+from armbench.players.probe import PROBE_PROMPT, PROBE_TOOL, ProbeTool
 
 PREFLIGHT_MAX_RETRIES = 2  # as `bench doctor` by default: an unreachable provider is named in seconds
 

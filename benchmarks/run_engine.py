@@ -18,7 +18,7 @@ from pathlib import Path
 
 from armbench.engine.runner import run_set
 from armbench.engine.store import RunSetStore
-from armbench.models.script_registry import Turn
+from armbench.players.script_registry import Turn
 from armbench.questions import QuestionSet, load_sets
 from armbench.types import RunConfig
 
@@ -62,7 +62,7 @@ def inspect_runs_per_second(question_sets: list[QuestionSet], epochs: int, concu
     from inspect_ai.tool import tool
 
     from armbench.domains.gpus.tools import GpuQuery
-    from armbench.models.scripts import play_solution  # after run_set's get_model has configured LiteLLM
+    from armbench.players.scripts import play_solution  # after run_set's get_model has configured LiteLLM
 
     @tool
     def gpu_query():

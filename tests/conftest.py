@@ -10,7 +10,7 @@ import pytest
 
 from armbench.engine.store import RunSetStore
 from armbench.models import get_model
-from armbench.models.script_registry import SCRIPTS
+from armbench.players.script_registry import SCRIPTS
 from armbench.questions import load_set_file, set_path
 from armbench.replicas import serve
 from armbench.replicas.serve import MAX_OFFSET, port_is_free

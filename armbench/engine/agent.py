@@ -30,8 +30,8 @@ from typing import Any, Literal
 from armbench.engine.limits import NO_LIMITS, RunLimits
 from armbench.grading.strict import extract_answer
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
-from armbench.models.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.models.messages import assistant_message
+from armbench.players.faults import TOOL_CALL_FAULTS, faults_injected
 from armbench.tools.base import ArmTools, OfferedTool, ToolError, ToolInfraError, ToolOutcome
 from armbench.tools.call_usage import CallUsage, metered
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason

@@ -2,13 +2,19 @@
 
 The string's prefix picks the provider; the Model it returns knows the rest (model.py):
 
-    scripted/<script>[+options]   a deterministic script plays the model, offline (scripted.py)
     local/<name>                  a GGUF model run in-process by llama.cpp (local.py)
-    replay/<run-set dir>          the model's turns from a recorded run set (replay.py)
     anything else                 a LiteLLM model string, e.g. openai/gpt-4o-mini (litellm_model.py)
 
-Each provider is a module of its own, imported and set up the first time a model names it, after
-LiteLLM is configured; so importing this package loads no LiteLLM (which takes seconds).
+and, from other packages, the providers registered in the `armbench.providers` entry-point group
+(pyproject.toml): each entry is named by its prefix and points at a function that sets the provider
+up and returns its Model class. armbench's offline players register that way (armbench/players):
+
+    scripted/<script>[+options]   a deterministic script plays the model, offline
+    replay/<run-set dir>          the model's turns from a recorded run set
+
+So this package is the LiteLLM seam alone: it never imports a player, which reads questions and
+domains. Each provider is imported and set up the first time a model names it, after LiteLLM is
+configured; so importing this package loads no LiteLLM (which takes seconds).
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from armbench.models.model import Model
 
 ProviderLoader = Callable[[], type[Model]]
 PROVIDERS: dict[str, ProviderLoader] = {}
+PROVIDER_GROUP = "armbench.providers"
 DEFAULT_PROVIDER = "litellm"
 
 
@@ -40,14 +47,6 @@ def load_litellm() -> type[Model]:
     return LiteLLMModel
 
 
-@provider("scripted")
-def load_scripted() -> type[Model]:
-    from armbench.models.scripted import ScriptedModel, set_up
-
-    set_up()
-    return ScriptedModel
-
-
 @provider("local")
 def load_local() -> type[Model]:
     from armbench.models.local import LocalModel, set_up
@@ -56,24 +55,29 @@ def load_local() -> type[Model]:
     return LocalModel
 
 
-@provider("replay")
-def load_replay() -> type[Model]:
-    from armbench.models.replay import ReplayModel
+@cache
+def registered_providers() -> dict[str, ProviderLoader]:
+    """The built-in providers and those installed packages register (read once: about 40 ms)."""
+    from importlib.metadata import entry_points
 
-    return ReplayModel
+    def loader(point) -> ProviderLoader:
+        return cache(lambda: point.load()())
+
+    installed = {point.name: loader(point) for point in entry_points(group=PROVIDER_GROUP)}
+    return installed | PROVIDERS
 
 
 def provider_of(model: str) -> str:
     """The provider a model string names: its prefix, if a provider has it, else LiteLLM."""
     prefix, slash, _ = model.partition("/")
-    return prefix if slash and prefix in PROVIDERS else DEFAULT_PROVIDER
+    return prefix if slash and prefix in registered_providers() else DEFAULT_PROVIDER
 
 
 def get_model(model: str) -> Model:
     """The Model a string names. Nothing is checked yet (`Model.check` does that); LiteLLM is
     configured, and the provider set up, the first time."""
     configure_litellm()
-    return PROVIDERS[provider_of(model)]()(model)
+    return registered_providers()[provider_of(model)]()(model)
 
 
 def price_of(model: str) -> tuple[float, float] | None:

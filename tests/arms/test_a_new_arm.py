@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 import armbench
 from armbench.arms import ARMS, ArmKind, default_arms, register_arm
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools.base import Tool
 
 QUESTION = "gpus-design-01"

@@ -8,8 +8,8 @@ from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.models.scripts import play_solution
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.scripts import play_solution
 from armbench.tools.base import ArmTools, ToolInfraError
 from tests.support.models import caller
 

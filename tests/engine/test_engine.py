@@ -16,8 +16,8 @@ from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.models.scripts import play_solution, questions_by_prompt, server_error
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.scripts import play_solution, questions_by_prompt, server_error
 from armbench.tools.base import ArmTools, Tool
 from armbench.types import RunConfig
 from tests.support.models import run_set

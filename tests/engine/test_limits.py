@@ -11,8 +11,8 @@ from armbench.engine.limits import RunLimits
 from armbench.grading.strict import grade
 from armbench.models import get_model
 from armbench.models.retry import RetryPolicy
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
-from armbench.models.scripts import play_solution
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.scripts import play_solution
 from armbench.tools.base import ArmTools, Tool
 from tests.support.models import caller
 

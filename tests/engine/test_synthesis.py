@@ -10,7 +10,7 @@ import pytest
 
 import armbench
 from armbench.arms.frozen_tool import freeze, load_frozen_tool
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools.synthesized import ToolSpec
 from armbench.tools.web_tools import PythonTool
 from armbench.tools.workshop import Workshop

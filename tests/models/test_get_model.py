@@ -12,8 +12,8 @@ from armbench.models import get_model
 from armbench.models.litellm_model import LiteLLMModel
 from armbench.models.litellm_setup import configure_litellm
 from armbench.models.local import LocalModel
-from armbench.models.replay import ReplayModel
-from armbench.models.scripted import ScriptedModel
+from armbench.players.replay import ReplayModel
+from armbench.players.scripted import ScriptedModel
 
 
 @pytest.mark.parametrize(
@@ -46,8 +46,8 @@ def test_what_each_provider_knows():
 
 def test_a_price_is_registered_for_the_model_string(script_registry):
     from armbench.models.pricing import price_per_million
-    from armbench.models.script_registry import register_script
-    from armbench.models.scripts import play_solution
+    from armbench.players.script_registry import register_script
+    from armbench.players.scripts import play_solution
 
     register_script("priced-by-flag", free=False)(play_solution)
     model = get_model("scripted/priced-by-flag")

@@ -9,7 +9,7 @@ from armbench.models import get_model
 from armbench.models.client import ProviderFailure
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.retry import RetryPolicy, is_transient, retry_after
-from armbench.models.script_registry import Reply, register_script
+from armbench.players.script_registry import Reply, register_script
 
 WHERE = {"llm_provider": "scripted", "model": "m"}
 FAST = RetryPolicy(max_retries=3, base_delay=0.001)

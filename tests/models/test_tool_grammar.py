@@ -19,7 +19,6 @@ from armbench.arms.environment import ArmEnvironment
 from armbench.arms.frozen_tool import FrozenTool
 from armbench.domains import DOMAINS, find_domain
 from armbench.models.local_models import local_model
-from armbench.models.synthesis_scripts import BROKEN_TOOL, write_call
 from armbench.models.tool_grammar import (
     MAX_ANSWER_CHARS,
     MAX_ITEMS,
@@ -29,6 +28,7 @@ from armbench.models.tool_grammar import (
     grammar_sha256,
     tool_call_grammar,
 )
+from armbench.players.synthesis_scripts import BROKEN_TOOL, write_call
 from armbench.questions import load_set_file, set_path, solution
 from armbench.tools.base import ArmTools
 from armbench.tools.synthesized import ToolSpec

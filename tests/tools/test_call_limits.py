@@ -15,7 +15,7 @@ import pytest
 
 from armbench.engine.agent import run_episode
 from armbench.engine.limits import RunLimits
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools import cgroups, sandbox
 from armbench.tools.admission import admitted, usable_cores
 from armbench.tools.base import ArmTools, ToolInfraError

@@ -12,7 +12,7 @@ from armbench.engine.agent import run_episode
 from armbench.engine.runner import RunSetFailed
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
-from armbench.models.script_registry import Reply, ScriptedToolCall, register_script
+from armbench.players.script_registry import Reply, ScriptedToolCall, register_script
 from armbench.tools.base import ArmTools, ToolInfraError
 from armbench.tools.mcp_client import connect
 from armbench.types import RunConfig

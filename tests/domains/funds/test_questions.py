@@ -14,8 +14,8 @@ from armbench.domains.funds.site.app import create_app
 from armbench.domains.funds.tools import FundScreener
 from armbench.engine.agent import run_episode
 from armbench.grading.strict import grade
-from armbench.models.script_registry import Reply, ScriptedToolCall, Turn, register_script
-from armbench.models.scripts import questions_by_prompt
+from armbench.players.script_registry import Reply, ScriptedToolCall, Turn, register_script
+from armbench.players.scripts import questions_by_prompt
 from armbench.questions import load_set_file, set_path, solution, with_replica_addresses
 from armbench.replicas.supervisor import replicas_running
 from armbench.tools.base import ArmTools

@@ -10,9 +10,9 @@ from functools import cache
 
 import litellm
 
-from armbench.models.probe import PROBE_TOOL, probe_word
-from armbench.models.script_registry import Reply, Script, ScriptedToolCall, Turn
-from armbench.models.synthesis_scripts import SYNTHESIS_SCRIPTS
+from armbench.players.probe import PROBE_TOOL, probe_word
+from armbench.players.script_registry import Reply, Script, ScriptedToolCall, Turn
+from armbench.players.synthesis_scripts import SYNTHESIS_SCRIPTS
 from armbench.questions import load_sets, solution, with_replica_addresses
 from armbench.types import Question, Solution
 

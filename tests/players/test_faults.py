@@ -9,8 +9,8 @@ from armbench.doctor import run_probe
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.models import get_model
-from armbench.models.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_options
 from armbench.models.retry import RetryPolicy
+from armbench.players.faults import PROVIDER_FAULTS, TOOL_CALL_FAULTS, parse_options
 from armbench.questions import load_sets, solution
 from armbench.types import RunConfig
 from tests.support.models import run_set

@@ -26,11 +26,11 @@ from litellm import ModelResponse
 from armbench.domains import DOMAINS
 from armbench.errors import UserError, read_json_object
 from armbench.models.client import ModelCaller, ProviderFailure
-from armbench.models.jsondiff import first_difference, parsed
 from armbench.models.model import Model, RunCallers
 from armbench.models.ratelimit import Limiter
 from armbench.models.recording import recording_dir, recording_path, tools_digest
 from armbench.models.retry import RetryPolicy
+from armbench.players.jsondiff import first_difference, parsed
 from armbench.replicas.serve import endpoint
 from armbench.types import DEFAULT_REQUEST_TIMEOUT, ReplayOf, RunConfig
 

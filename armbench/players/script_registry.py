@@ -1,6 +1,6 @@
 """What a script is — a function from what a model would see to a reply — and the scripts by name.
 
-`scripted/<name>` plays the script registered as `name`. The built-in ones (armbench.models.scripts)
+`scripted/<name>` plays the script registered as `name`. The built-in ones (armbench.players.scripts)
 are registered when the scripted provider is set up; tests register their own the same way.
 """
 from __future__ import annotations

@@ -17,7 +17,10 @@ import litellm
 from litellm import CustomLLM, ModelResponse
 
 from armbench.errors import UserError
-from armbench.models.faults import (
+from armbench.models.litellm_setup import add_custom_provider
+from armbench.models.model import Model
+from armbench.models.pricing import price_per_million, register_price
+from armbench.players.faults import (
     PROVIDER_FAULTS,
     Misbehaviour,
     corrupt_tool_calls,
@@ -25,11 +28,8 @@ from armbench.models.faults import (
     parse_options,
     raise_provider_fault,
 )
-from armbench.models.litellm_setup import add_custom_provider
-from armbench.models.model import Model
-from armbench.models.pricing import price_per_million, register_price
-from armbench.models.script_registry import SCRIPTS, Reply, Script, Turn, register_script
-from armbench.models.scripts import BUILT_IN_SCRIPTS
+from armbench.players.script_registry import SCRIPTS, Reply, Script, Turn, register_script
+from armbench.players.scripts import BUILT_IN_SCRIPTS
 
 PROVIDER = "scripted"
 

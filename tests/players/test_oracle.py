@@ -4,7 +4,7 @@ import pytest
 
 from armbench.domains import replica_address
 from armbench.engine.agent import run_episode
-from armbench.models.scripts import questions_by_prompt
+from armbench.players.scripts import questions_by_prompt
 from armbench.questions import solution, with_replica_addresses
 from armbench.tools.base import ArmTools
 from armbench.tools.sandbox import ReplicaRoute

@@ -18,7 +18,7 @@ from typing import Any
 import litellm
 
 from armbench.domains import DOMAINS, find_domain
-from armbench.models.script_registry import Reply, ScriptedToolCall, Turn
+from armbench.players.script_registry import Reply, ScriptedToolCall, Turn
 from armbench.questions import load_sets, solution, with_replica_addresses
 
 BROKEN_TOOL = Path(__file__).resolve().parent / "broken_tool"

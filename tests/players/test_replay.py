@@ -9,8 +9,8 @@ from armbench.domains.gpus.tools import GpuQuery
 from armbench.engine.runner import RunSetFailed
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
-from armbench.models.jsondiff import first_difference
 from armbench.models.recording import recording_path
+from armbench.players.jsondiff import first_difference
 from armbench.questions import load_set_file, set_path
 from armbench.types import RunConfig
 from tests.support.models import run_set
