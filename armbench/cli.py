@@ -611,7 +611,7 @@ def print_report(run_set: Path, *, full: bool = False) -> None:
         out.print(warning, style="yellow", highlight=False)
     out.print(to_rich_split(study_table(figures)))
     markdown, html = written[:2]
-    out.print(f"every table: `bench report --full`, or {markdown.name} and {html.name} in {markdown.parent}",
+    out.print(f"CIs and every table: `bench report --full`, or {markdown.name} and {html.name} in {markdown.parent}",
               highlight=False)
 
 

@@ -99,6 +99,6 @@ def study_table(figures: ByDomain) -> Table:
                              for arm in arms)] for row in rows],
         key_columns=1,
         note=f"actions, wall s: medians; {spent}/run: mean; {spent}/correct: graded runs' {spent} / correct ones"
-        + (" (every cost is $0)" if tokens else "") + ". CIs: --full.",
+        + (" (every cost is $0)" if tokens else "") + ".",
         notices=tuple(one_arm_notices(figures)),
     )
