@@ -56,15 +56,19 @@ def load_local() -> type[Model]:
 
 
 @cache
-def registered_providers() -> dict[str, ProviderLoader]:
-    """The built-in providers and those installed packages register (read once: about 40 ms)."""
+def installed_providers() -> dict[str, ProviderLoader]:
+    """The providers installed packages register as entry points (read once: about 40 ms)."""
     from importlib.metadata import entry_points
 
     def loader(point) -> ProviderLoader:
         return cache(lambda: point.load()())
 
-    installed = {point.name: loader(point) for point in entry_points(group=PROVIDER_GROUP)}
-    return installed | PROVIDERS
+    return {point.name: loader(point) for point in entry_points(group=PROVIDER_GROUP)}
+
+
+def registered_providers() -> dict[str, ProviderLoader]:
+    """Every provider by prefix: those installed, and those registered here (`@provider`), which win."""
+    return installed_providers() | PROVIDERS
 
 
 def provider_of(model: str) -> str:

@@ -8,7 +8,7 @@ import litellm
 import pytest
 
 from armbench.errors import UserError
-from armbench.models import get_model
+from armbench.models import PROVIDERS, get_model, installed_providers, provider, provider_of
 from armbench.models.litellm_model import LiteLLMModel
 from armbench.models.litellm_setup import configure_litellm
 from armbench.models.local import LocalModel
@@ -31,6 +31,22 @@ from armbench.players.scripted import ScriptedModel
 def test_each_prefix_resolves_to_its_provider(model, provider):
     resolved = get_model(model)
     assert type(resolved) is provider and resolved.name == model
+
+
+def test_the_players_come_from_entry_points_and_a_provider_registered_later_is_found():
+    assert {"scripted", "replay"} <= set(installed_providers())  # pyproject's armbench.providers
+    assert not {"scripted", "replay"} & set(PROVIDERS)  # the model seam registers no player itself
+    get_model("scripted/oracle")  # the registry has been read
+
+    @provider("toy")
+    def load_toy():
+        return LiteLLMModel
+
+    try:
+        assert provider_of("toy/any") == "toy" and type(get_model("toy/any")) is LiteLLMModel
+    finally:
+        del PROVIDERS["toy"]
+    assert provider_of("toy/any") == "litellm"
 
 
 def test_what_each_provider_knows():
