@@ -204,9 +204,8 @@ def _sites(config: RunConfig, env: ArmEnvironment, callers: RunCallers, worker_s
     if config.executor == "ray":
         from armbench.engine.ray_executor import ray_sites
 
-        started = {key: tool_manifests[key] for key in (tool_key(arm, domain) for arm in config.arms
-                                                         for domain in env.domains)}
-        return ray_sites(config, env.domains, [job.run_id for job in jobs], started)
+        started = [tool_key(arm, domain) for arm in config.arms for domain in env.domains]  # the actors' hashes
+        return ray_sites(config, env.domains, [job.run_id for job in jobs], {key: tool_manifests[key] for key in started})
     return nullcontext(in_process(worker_scope or shared_environment(env), callers, config, prompt_resources(env)))
 
 

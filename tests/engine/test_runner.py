@@ -164,6 +164,23 @@ async def test_a_questions_prompt_does_not_depend_on_the_rest_of_the_run_set(tmp
 
 
 @pytest.mark.slow
+async def test_a_run_set_starts_only_the_replicas_its_runs_use_and_hashes_every_set(tmp_path, gpu_design):
+    """`--question gpus-design-01` over two domains' sets: one replica runs, the manifest still
+    names both sets and both domains' tool hashes, and its prompt hash covers both domains."""
+    funds = load_set_file(set_path("funds", "design"))
+    both, alone = RunSetStore(tmp_path / "both"), RunSetStore(tmp_path / "alone")
+    config = RunConfig(model="scripted/oracle", arms=["tooled"], questions=("gpus-design-01",))
+    await run_set([gpu_design, funds], config, both, show_progress=False)
+    await run_set([gpu_design], config, alone, show_progress=False)
+    manifest = both.manifest()
+    assert list(manifest["replicas"]) == ["gpus"]
+    assert set(manifest["question_sets"]) == {"gpus/design", "funds/design"}
+    assert set(manifest["tool_manifests"]) == {"tooled/gpus", "tooled/funds"}
+    assert manifest["prompt_hash"] != alone.manifest()["prompt_hash"]  # a hash over both domains' prompts
+    assert [r.prompt_hash for r in both.records()] == [r.prompt_hash for r in alone.records()]
+
+
+@pytest.mark.slow
 async def test_prompt_and_tool_hashes_do_not_depend_on_the_port_base(tmp_path, gpu_design, replica_env, monkeypatch,
                                                                      request):
     """The prompt and the tools show the live addresses; their hashes name the replica instead."""
