@@ -357,11 +357,11 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
                  **crumbs}  # made once: a host index holds thousands of links
 
         @app.get(index_path, response_class=HTMLResponse)
-        def group_index(request: Request) -> Response:
+        async def group_index(request: Request) -> Response:
             return templates.TemplateResponse(request, "group_index.html", index)
 
         @app.get(index_path + "/{value:path}", response_class=HTMLResponse)
-        def group_page(request: Request, value: str) -> Response:
+        async def group_page(request: Request, value: str) -> Response:
             known = grouping.value(value)
             if known is None:
                 raise HTTPException(404, f"No {one} has the {noun(field)} {value[:80]!r}. "
@@ -395,7 +395,7 @@ def create_app(spec: TableSpec, tables: TableDir) -> FastAPI:
         return message + f" Find it in the list at {path}."
 
     @app.get(path + "/{key:path}", response_class=HTMLResponse)
-    def entity_page(request: Request, key: str) -> Response:
+    async def entity_page(request: Request, key: str) -> Response:
         index = data.find(key)
         if index is None:
             raise HTTPException(404, not_found(key))

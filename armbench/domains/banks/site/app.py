@@ -50,11 +50,11 @@ def create_app() -> FastAPI:
             "first": data.years[-1], "last": data.years[0]}
 
     @app.get(HOME, response_class=HTMLResponse)
-    def home_page(request: Request) -> Response:
+    async def home_page(request: Request) -> Response:
         return templates.TemplateResponse(request, "home.html", home)
 
     @app.get("/failed-bank-list", response_class=HTMLResponse)
-    def failed_bank_list(request: Request) -> Response:
+    async def failed_bank_list(request: Request) -> Response:
         try:
             query = parse_failed_bank_query(request.query_params)
         except BadQuery as exc:
@@ -67,7 +67,7 @@ def create_app() -> FastAPI:
                   ("transaction", "transactions"), form)
 
     @app.get("/bank/{fdic_id}", response_class=HTMLResponse)
-    def bank_page(request: Request, fdic_id: str) -> Response:
+    async def bank_page(request: Request, fdic_id: str) -> Response:
         index = data.row_of.get(fdic_id)
         if index is None:
             raise HTTPException(404, f"No bank has the address /bank/{fdic_id[:40]}. Find it with BankFind "

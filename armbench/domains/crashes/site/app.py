@@ -44,12 +44,12 @@ def create_app() -> FastAPI:
                     + [(name, None) for name, _ in MISSING.values()])
 
     @app.get(HOME, response_class=HTMLResponse)
-    def index(request: Request) -> Response:
+    async def index(request: Request) -> Response:
         context = {"years": list(data.years), "states": states, "first_year": first_year, "last_year": last_year}
         return templates.TemplateResponse(request, "index.html", context)
 
     @app.get("/years/{year}", response_class=HTMLResponse)
-    def year_page(request: Request, year: str) -> Response:
+    async def year_page(request: Request, year: str) -> Response:
         number = whole_number(year, max_digits=4)
         page = data.years.get(number) if number is not None else None
         if page is None:
@@ -67,7 +67,7 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "year.html", context)
 
     @app.get("/states/{state}", response_class=HTMLResponse)
-    def state_page(request: Request, state: str) -> Response:
+    async def state_page(request: Request, state: str) -> Response:
         if state in MISSING:
             raise HTTPException(404, MISSING[state][1])
         page = data.states.get(state)
@@ -80,13 +80,13 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "state.html", context)
 
     @app.get("/national", response_class=HTMLResponse)
-    def national(request: Request) -> Response:
+    async def national(request: Request) -> Response:
         context = {"rows": Markup("\n").join(data.national), "figures": FIGURES, "first_year": first_year,
                    "last_year": last_year}
         return templates.TemplateResponse(request, "national.html", context)
 
     @app.get("/about", response_class=HTMLResponse)
-    def about(request: Request) -> Response:
+    async def about(request: Request) -> Response:
         context = {"first_year": first_year, "last_year": last_year, "count": len(data.states)}
         return templates.TemplateResponse(request, "about.html", context)
 

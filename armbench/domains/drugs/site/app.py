@@ -53,7 +53,7 @@ def create_app() -> FastAPI:
     undated = Markup("\n").join(data.undated_rows())
 
     @app.get("/daf/", response_class=HTMLResponse)
-    def home(request: Request) -> Response:
+    async def home(request: Request) -> Response:
         context = {"latest": data.latest_action, "types": APPLICATION_TYPES, "months_held": months_held,
                    "applications": f"{len(data.application_rows):,}",
                    "unlisted": f"{data.applications['appl_type'].null_count():,}"}
@@ -63,7 +63,7 @@ def create_app() -> FastAPI:
         return f"{count:,} result matches" if count == 1 else f"{count:,} results match"
 
     @app.get("/daf/search", response_class=HTMLResponse)
-    def search(request: Request) -> Response:
+    async def search(request: Request) -> Response:
         try:
             query = parse_search(request.query_params)
         except BadQuery as exc:
@@ -76,7 +76,7 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "search.html", context)
 
     @app.get("/daf/application/{appl_no}", response_class=HTMLResponse)
-    def application_page(request: Request, appl_no: str) -> Response:
+    async def application_page(request: Request, appl_no: str) -> Response:
         application = data.application(appl_no) if len(appl_no) == APPL_NO_LENGTH else None
         if application is None:
             raise HTTPException(404, f"No application has the number {appl_no[:40]!r}: application numbers "
@@ -88,11 +88,11 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "application.html", context)
 
     @app.get("/daf/reports/", response_class=HTMLResponse)
-    def reports(request: Request) -> Response:
+    async def reports(request: Request) -> Response:
         return templates.TemplateResponse(request, "reports.html", {"years": years, "undated": undated})
 
     @app.get("/daf/reports/{year}/{month}", response_class=HTMLResponse)
-    def report(request: Request, year: str, month: str) -> Response:
+    async def report(request: Request, year: str, month: str) -> Response:
         key = (whole_number(year, max_digits=4), whole_number(month, max_digits=2))
         if None in key or not 1 <= key[1] <= 12 or not first_month <= key <= last_month:
             raise HTTPException(404, f"No report for {year[:40]!r}/{month[:40]!r}: reports run from "

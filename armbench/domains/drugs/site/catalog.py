@@ -59,7 +59,7 @@ class Catalog:
     applications: pl.DataFrame  # `application_table`
     application_rows: dict[str, int]  # zero-padded application number -> its row of `applications`
     products: pl.DataFrame  # by application, then product number
-    submissions: pl.DataFrame  # by application
+    submissions: pl.DataFrame  # by application, each one's in `history_order`
     search: Search
     actions: pl.DataFrame  # the monthly reports' rows (`monthly_actions`), by date
     months: dict[tuple[int, int], slice]  # (year, month) with an action -> its rows of `actions`
@@ -94,15 +94,19 @@ class Catalog:
         ]) for p in self.products[application.products].iter_rows(named=True)]
 
     def submission_rows(self, application: Application) -> list[Markup]:
-        """Its submissions, newest action first (undated last), ORIG before SUPPL, higher numbers first."""
-        history = self.submissions[application.submissions].sort(
-            ["submission_status_date", "submission_type", "submission_no"], descending=[True, False, True],
-            nulls_last=True)
+        """Its submissions, in `history_order`."""
         return [row(cell(s["submission_status_date"]), [
             submission_label(s["submission_type"], s["submission_no"]), ACTIONS.get(s["submission_status"], ""),
             cell(s["submission_class_description"]), cell(s["review_priority"]),
             "Orphan" if s["orphan_flag"] else "",
-        ]) for s in history.iter_rows(named=True)]
+        ]) for s in self.submissions[application.submissions].iter_rows(named=True)]
+
+
+def history_order(submissions: pl.DataFrame) -> pl.DataFrame:
+    """By application, each one's submissions as its page lists them: newest action first (undated
+    last), ORIG before SUPPL, higher numbers first. Sorted once here, not at each page view."""
+    return submissions.sort(["appl_no", "submission_status_date", "submission_type", "submission_no"],
+                            descending=[False, True, False, True], nulls_last=True, maintain_order=True)
 
 
 def spans(frame: pl.DataFrame, name: str) -> pl.DataFrame:
@@ -197,7 +201,7 @@ def catalog() -> Catalog:
         applications=table,
         application_rows={appl_no: index for index, appl_no in enumerate(table["appl_no"].to_list())},
         products=products,
-        submissions=submissions,
+        submissions=history_order(submissions),  # the same spans: both are by application
         search=search_rows(applications, products),
         actions=actions,
         months=month_spans(actions),

@@ -29,7 +29,7 @@ def create_app() -> FastAPI:
     add_list_page(app, templates, "/funds", data, parse_query, select, ("fund", "funds"), form)
 
     @app.get("/funds/{symbol}", response_class=HTMLResponse)
-    def fund_page(request: Request, symbol: str) -> Response:
+    async def fund_page(request: Request, symbol: str) -> Response:
         index = data.row_of.get(symbol.upper())
         if index is None:
             raise HTTPException(404, f"No fund has the symbol {symbol!r}. Find it in the screener at /funds.")

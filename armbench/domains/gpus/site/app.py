@@ -28,7 +28,7 @@ def create_app() -> FastAPI:
     add_list_page(app, templates, "/gpus", data, parse_query, select, ("GPU", "GPUs"), {"catalog": data})
 
     @app.get("/gpus/{slug}", response_class=HTMLResponse)
-    def gpu_page(request: Request, slug: str) -> Response:
+    async def gpu_page(request: Request, slug: str) -> Response:
         index = data.row_of.get(slug)
         if index is None:
             raise HTTPException(404, f"No GPU has the address /gpus/{slug}. Find it in the list at /gpus.")

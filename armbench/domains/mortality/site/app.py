@@ -36,12 +36,12 @@ def create_app() -> FastAPI:
     years_held = f"{data.years[0]} to {data.years[-1]}"
 
     @app.get("/sosmap/", response_class=HTMLResponse)
-    def index(request: Request) -> Response:
+    async def index(request: Request) -> Response:
         context = {"causes": data.causes, "states": data.states, "latest": data.years[-1], "years_held": years_held}
         return templates.TemplateResponse(request, "index.html", context)
 
     @app.get("/about", response_class=HTMLResponse)
-    def about(request: Request) -> Response:
+    async def about(request: Request) -> Response:
         return templates.TemplateResponse(request, "about.html", {"years_held": years_held, "latest": data.years[-1]})
 
     def checked_cause(cause: str) -> Cause:
@@ -52,7 +52,7 @@ def create_app() -> FastAPI:
         return found
 
     @app.get("/causes/{cause}", response_class=HTMLResponse)
-    def cause_page(request: Request, cause: str) -> Response:
+    async def cause_page(request: Request, cause: str) -> Response:
         found = checked_cause(cause)
         try:
             query = parse_cause_query(request.query_params, data.years)
@@ -67,7 +67,7 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "cause.html", context)
 
     @app.get("/states/{state}/{year}", response_class=HTMLResponse)
-    def state_page(request: Request, state: str, year: str) -> Response:
+    async def state_page(request: Request, state: str, year: str) -> Response:
         found = data.states.get(state)
         number = whole_number(year, max_digits=4)
         page = found.years.get(number) if found is not None and number is not None else None
@@ -79,7 +79,7 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "state.html", context)
 
     @app.get("/national/{cause}", response_class=HTMLResponse)
-    def national_page(request: Request, cause: str) -> Response:
+    async def national_page(request: Request, cause: str) -> Response:
         found = checked_cause(cause)
         context = {"key": cause, "cause": found, "rows": Markup("\n").join(found.national), "years_held": years_held}
         return templates.TemplateResponse(request, "national.html", context)

@@ -49,7 +49,7 @@ def create_app() -> FastAPI:
     season_links = [(season, page.label) for season, page in data.seasons.items()]
 
     @app.get("/leagues/", response_class=HTMLResponse)
-    def leagues(request: Request) -> Response:
+    async def leagues(request: Request) -> Response:
         return templates.TemplateResponse(request, "leagues.html", {"seasons": season_links})
 
     def season_table(request: Request, season: str, asked: Mapping[str, str], pages: dict[int, Season],
@@ -74,17 +74,17 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, template, context)
 
     @app.get("/leagues/NBA_{season}_per_game.html", response_class=HTMLResponse)
-    def season_page(request: Request, season: str) -> Response:
+    async def season_page(request: Request, season: str) -> Response:
         return season_table(request, season, request.query_params, data.seasons, parse_season_query, SEASON_COLUMNS,
                             "season.html")
 
     @app.get("/leagues/NBA_{season}_totals.html", response_class=HTMLResponse)
-    def totals_page(request: Request, season: str) -> Response:
+    async def totals_page(request: Request, season: str) -> Response:
         return season_table(request, season, request.query_params, data.totals, parse_totals_query, TOTALS_COLUMNS,
                             "totals.html")
 
     @app.get("/players/", response_class=HTMLResponse)
-    def players_index(request: Request) -> Response:
+    async def players_index(request: Request) -> Response:
         return templates.TemplateResponse(request, "players.html", {"letters": list(data.letters)})
 
     def checked_letter(letter: str) -> str:
@@ -94,14 +94,14 @@ def create_app() -> FastAPI:
         return letter
 
     @app.get("/players/{letter}/", response_class=HTMLResponse)
-    def letter_page(request: Request, letter: str) -> Response:
+    async def letter_page(request: Request, letter: str) -> Response:
         letter = checked_letter(letter)
         rows = data.letters.get(letter, [])
         context = {"letter": letter, "rows": Markup("\n").join(rows), "count": len(rows)}
         return templates.TemplateResponse(request, "letter.html", context)
 
     @app.get("/players/{letter}/{bref_id}.html", response_class=HTMLResponse)
-    def player_page(request: Request, letter: str, bref_id: str) -> Response:
+    async def player_page(request: Request, letter: str, bref_id: str) -> Response:
         known = len(bref_id) <= MAX_ID_LENGTH and bref_id.isascii()
         player = data.players.get(bref_id) if known else None
         if player is None or letter != bref_id[0]:
@@ -111,11 +111,11 @@ def create_app() -> FastAPI:
         return templates.TemplateResponse(request, "player.html", context)
 
     @app.get("/draft/", response_class=HTMLResponse)
-    def drafts_index(request: Request) -> Response:
+    async def drafts_index(request: Request) -> Response:
         return templates.TemplateResponse(request, "drafts.html", {"years": list(data.drafts)})
 
     @app.get("/draft/NBA_{year}.html", response_class=HTMLResponse)
-    def draft_page(request: Request, year: str) -> Response:
+    async def draft_page(request: Request, year: str) -> Response:
         number = whole_number(year, max_digits=4)
         picks = data.drafts.get(number) if number is not None else None
         if picks is None:

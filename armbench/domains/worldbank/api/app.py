@@ -19,11 +19,11 @@ def create_app() -> FastAPI:
                   openapi_url=None)
 
     @app.get("/healthz")
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         return {"replica": DOMAIN, "data_hash": TABLES.hash()}
 
     @app.get("/{path:path}")
-    def api(path: str, request: Request) -> Response:
+    async def api(path: str, request: Request) -> Response:
         reply = respond(path, request.query_params.multi_items())
         return Response(reply.body, status_code=reply.status, media_type=reply.media_type)
 
