@@ -103,15 +103,25 @@ def two_arm_run_set(tmp_path, gpu_design, gpu_heldout) -> RunSetStore:
 
 @pytest.fixture
 def cli(capsys):
-    """`bench` in this process (no LiteLLM import per call): returns (exit code, stdout, stderr)."""
+    """`bench ARGS` in this process, as a user runs it but without an interpreter start and a LiteLLM
+    import per call: returns (exit code, stdout, stderr). Like a process of its own, it sees no
+    provider API key of the machine, `env` adds to its environment, and what it sets there (a
+    --questions-dir, the port base its replicas moved to) ends with it."""
     from armbench.cli import main
 
-    def invoke(*args: str) -> tuple[int, str, str]:
+    def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+        saved = dict(os.environ)
+        for key in [key for key in os.environ if key.endswith("_API_KEY")]:
+            del os.environ[key]
+        os.environ.update(env or {})
         try:
             main(list(args))
             code = 0
         except SystemExit as exit_:
             code = exit_.code or 0
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
         captured = capsys.readouterr()
         assert "Traceback" not in captured.out + captured.err
         return code, captured.out, captured.err
@@ -135,3 +145,4 @@ def http_gpus():
     yield process, announced.split()[-1]
     process.kill()
     process.wait(timeout=30)
+

@@ -1,4 +1,8 @@
-"""The `bench` command as a user runs it: exit codes and messages, never a traceback."""
+"""The `bench` command as a user runs it: exit codes and messages, never a traceback.
+
+Most tests call it in this process (the `cli` fixture: no interpreter start and LiteLLM import per
+call); `bench(...)` starts a process where the process is what is tested: what loads before the
+flags are checked, the entry point, a port held by another process, the help's width."""
 import json
 import os
 import shlex
@@ -24,11 +28,14 @@ def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=environment, timeout=300)
 
 
-def assert_user_error(result: subprocess.CompletedProcess, *needles: str) -> None:
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
+def assert_user_error(result: subprocess.CompletedProcess | tuple[int, str, str], *needles: str) -> None:
+    """One message and exit 2, from `bench(...)` or the `cli` fixture."""
+    code, out, err = (result.returncode, result.stdout, result.stderr) if isinstance(
+        result, subprocess.CompletedProcess) else result
+    assert code == 2, err
+    assert "Traceback" not in err + out
     for needle in needles:
-        assert needle in result.stderr
+        assert needle in err
 
 
 @pytest.fixture
@@ -39,30 +46,29 @@ def bank(tmp_path):
 
 
 @pytest.mark.slow
-def test_run_all_gpu_sets_three_times_is_every_run_correct(tmp_path):
+def test_run_all_gpu_sets_three_times_is_every_run_correct(cli, tmp_path):
     out = tmp_path / "x"
-    result = bench("run", "--arm", "tooled", "--set", "all", "--domain", "gpus",
-                   "--model", "scripted/oracle", "--runs", "3", "--out", str(out), "--quiet")
-    assert result.returncode == 0, result.stderr
+    code, stdout, err = cli("run", "--arm", "tooled", "--set", "all", "--domain", "gpus",
+                            "--model", "scripted/oracle", "--runs", "3", "--out", str(out), "--quiet")
+    assert code == 0, err
     runs = 3 * sum(len(question_set.questions) for question_set in load_sets(["gpus"]))
-    assert f"tooled {runs}/{runs}" in result.stdout  # the summary's headline: the sets pooled
+    assert f"tooled {runs}/{runs}" in stdout  # the summary's headline: the sets pooled
     records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert len(records) == runs and all(r["correct"] for r in records)
     assert (out / "report.md").exists() and (out / "runs.parquet").exists()
 
-    as_json = bench("report", str(out), "--json")
-    rows = json.loads(as_json.stdout)["rows"]
+    rows = json.loads(cli("report", str(out), "--json")[1])["rows"]
     assert [(r["set"], r["correct"], r["graded"]) for r in rows] == [
         (question_set.set, 3 * len(question_set.questions), 3 * len(question_set.questions))
         for question_set in load_sets(["gpus"])]
 
 
 @pytest.mark.slow
-def test_unknown_set_arm_domain_and_model(tmp_path):
-    assert_user_error(bench("run", "--model", "scripted/oracle", "--set", "nosuch"), "unknown set 'nosuch'")
-    assert_user_error(bench("run", "--model", "scripted/oracle", "--arm", "nosuch"), "unknown arm")
-    assert_user_error(bench("run", "--model", "scripted/oracle", "--domain", "nosuch"), "unknown domain")
-    assert_user_error(bench("run", "--model", "scripted/nosuch"), "no script 'nosuch'")
+def test_unknown_set_arm_domain_and_model(cli):
+    assert_user_error(cli("run", "--model", "scripted/oracle", "--set", "nosuch"), "unknown set 'nosuch'")
+    assert_user_error(cli("run", "--model", "scripted/oracle", "--arm", "nosuch"), "unknown arm")
+    assert_user_error(cli("run", "--model", "scripted/oracle", "--domain", "nosuch"), "unknown domain")
+    assert_user_error(cli("run", "--model", "scripted/nosuch"), "no script 'nosuch'")
 
 
 HEAVY = ("litellm", "playwright", "polars", "fastapi", "matplotlib")
@@ -92,105 +98,91 @@ def test_a_bad_run_flag_is_refused_before_anything_heavy_loads(flags, lines):
 
 
 @pytest.mark.slow
-def test_missing_api_key_for_a_real_provider():
-    assert_user_error(bench("run", "--model", "openai/gpt-4o-mini"), "OPENAI_API_KEY")
+def test_missing_api_key_for_a_real_provider(cli):
+    assert_user_error(cli("run", "--model", "openai/gpt-4o-mini"), "OPENAI_API_KEY")
 
 
-def test_bad_flag_value_is_a_usage_error():
-    result = bench("run", "--model", "scripted/oracle", "--runs", "zero")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
+def test_bad_flag_value_is_a_usage_error(cli):
+    assert cli("run", "--model", "scripted/oracle", "--runs", "zero")[0] == 2
 
 
-def test_malformed_yaml(bank):
+def test_malformed_yaml(cli, bank):
     (bank / "gpus" / "design.yaml").write_text("questions: [\n  - id: x\n")
-    result = bench("run", "--model", "scripted/oracle", env={"ARMBENCH_QUESTIONS_DIR": str(bank)})
+    result = cli("run", "--model", "scripted/oracle", env={"ARMBENCH_QUESTIONS_DIR": str(bank)})
     assert_user_error(result, "not valid YAML")
 
 
-def test_unknown_question_field(bank):
+def test_unknown_question_field(cli, bank):
     path = bank / "gpus" / "heldout.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["questions"][0]["hint"] = "try gpu_query"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
-    result = bench("questions", "verify", env={"ARMBENCH_QUESTIONS_DIR": str(bank)})
+    result = cli("questions", "verify", env={"ARMBENCH_QUESTIONS_DIR": str(bank)})
     assert_user_error(result, "gpus-heldout-01: hint: unknown field")
 
 
 @pytest.mark.slow
-def test_verify_passes_then_names_a_changed_reference(bank):
+def test_verify_passes_then_names_a_changed_reference(cli, bank):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
-    ok = bench("questions", "verify", env=env)
-    assert ok.returncode == 0 and "match" in ok.stdout
+    code, out, _ = cli("questions", "verify", env=env)
+    assert code == 0 and "match" in out
     path = bank / "gpus" / "design.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["questions"][1]["answer"] = ["H200 NVL"]
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
-    failed = bench("questions", "verify", env=env)
-    assert failed.returncode == 1
-    assert "gpus-design-02" in failed.stderr and "gpus-design-01" not in failed.stderr
+    code, _, err = cli("questions", "verify", env=env)
+    assert code == 1
+    assert "gpus-design-02" in err and "gpus-design-01" not in err
 
 
 @pytest.mark.slow
-def test_run_refuses_an_unlocked_set_unless_allowed(bank, tmp_path):
+def test_run_refuses_an_unlocked_set_unless_allowed(cli, bank, tmp_path):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
     path = bank / "gpus" / "design.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["questions"][0]["text"] += " Answer carefully."
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
-    refused = bench("run", "--model", "scripted/oracle", "--set", "design", "--out", str(tmp_path / "a"), env=env)
+    refused = cli("run", "--model", "scripted/oracle", "--set", "design", "--out", str(tmp_path / "a"), env=env)
     assert_user_error(refused, "gpus/design", "questions.lock")
-    allowed = bench("run", "--model", "scripted/oracle", "--set", "design", "--question", "gpus-design-01",
-                    "--allow-unlocked", "--out", str(tmp_path / "b"), "--quiet", env=env)
-    assert allowed.returncode == 0, allowed.stderr
-    frozen = bench("questions", "freeze", env=env)
-    assert frozen.returncode == 0
+    code, _, err = cli("run", "--model", "scripted/oracle", "--set", "design", "--question", "gpus-design-01",
+                       "--allow-unlocked", "--out", str(tmp_path / "b"), "--quiet", env=env)
+    assert code == 0, err
+    assert cli("questions", "freeze", env=env)[0] == 0
     assert "gpus/design" in json.loads((bank / "questions.lock").read_text())
 
 
 @pytest.mark.slow
-def test_the_oracle_fails_the_run_set_naming_a_stored_solution_that_broke(bank, tmp_path):
+def test_the_oracle_fails_the_run_set_naming_a_stored_solution_that_broke(cli, bank, tmp_path):
     env = {"ARMBENCH_QUESTIONS_DIR": str(bank)}
     path = bank / "gpus" / "design.yaml"
     raw = yaml.safe_load(path.read_text())
     raw["questions"][0]["solutions"]["tooled"]["calls"][0]["args"]["sort_by"] = "weight_in_lbs"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
-    ran = bench("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "design", "--arm", "tooled",
-                "--question", "gpus-design-01,gpus-design-02", "--allow-unlocked", "--out", str(tmp_path / "run"),
-                "--quiet", env=env)
-    assert ran.returncode == 1, ran.stderr
-    said = " ".join(ran.stderr.split())
+    code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "design", "--arm", "tooled",
+                       "--question", "gpus-design-01,gpus-design-02", "--allow-unlocked",
+                       "--out", str(tmp_path / "run"), "--quiet", env=env)
+    assert code == 1, err
+    said = " ".join(err.split())
     assert "oracle: 1 of 2 runs not correct" in said and "gpus-design-01.tooled.r0: " in said
     assert "stored solution failed at call 1 (gpu_query)" in said and "weight_in_lbs" in said
-    assert "Traceback" not in ran.stderr
 
 
-def test_report_on_a_folder_that_is_not_a_run_set(tmp_path):
-    assert_user_error(bench("report", str(tmp_path)), "not a run set")
+def test_report_on_a_folder_that_is_not_a_run_set(cli, tmp_path):
+    assert_user_error(cli("report", str(tmp_path)), "not a run set")
 
 
-def bench_here(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """`bench ARGS` in this process (fast): exit code, stdout, stderr."""
-    from armbench.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["bench", *args])
-    with pytest.raises(SystemExit) as exit_:
-        main()
-    captured = capsys.readouterr()
-    return exit_.value.code, captured.out, captured.err
-
-
-def test_a_run_set_written_before_the_re_house_still_reports(tmp_path, monkeypatch, capsys):
+def test_a_run_set_written_before_the_re_house_still_reports(tmp_path, cli):
     older = tmp_path / "older"
     shutil.copytree(Path(__file__).parent / "fixtures" / "run_set_2026_11_30", older)
-    code, out, err = bench_here(monkeypatch, capsys, "report", str(older))
+    code, out, err = cli("report", str(older))
     assert code in (0, None) and "gpus" in out and "Traceback" not in err, err
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(older), "--json")
+    code, out, _ = cli("report", str(older), "--json")
     assert code in (0, None) and json.loads(out)["rows"]
 
 
-def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, monkeypatch, capsys):
+def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm_run_set, cli):
     directory = two_arm_run_set.directory
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory), "--full")
+    code, out, _ = cli("report", str(directory), "--full")
     assert code == 0
     for needle in ("Paired comparison: tooled vs browsing", "0.0156", "Questions that differ",
                    "gpus-heldout-01", "pass@3", "wrong separator", "gpu_query"):
@@ -199,14 +191,14 @@ def test_report_of_two_arms_prints_the_paired_comparison_and_writes_html(two_arm
     assert (directory / "transcripts" / "gpus-design-01.browsing.r0.html").exists()
     assert "## Paired comparison: tooled vs browsing" in (directory / "report.md").read_text()
 
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(directory), "--json")
+    code, out, _ = cli("report", str(directory), "--json")
     data = json.loads(out)
     [arms] = data["arm_comparisons"]
     assert (arms["a"], arms["b"]) == ("browsing", "tooled")
     assert arms["paired"][-1]["p_value"] == pytest.approx(2 / 2**7)
 
 
-def test_report_compares_two_run_sets(two_arm_run_set, tmp_path, monkeypatch, capsys):
+def test_report_compares_two_run_sets(two_arm_run_set, tmp_path, cli):
     before = two_arm_run_set.directory
     after = tmp_path / "after"
     shutil.copytree(before, after)
@@ -218,20 +210,19 @@ def test_report_compares_two_run_sets(two_arm_run_set, tmp_path, monkeypatch, ca
     manifest = json.loads((after / "manifest.json").read_text())
     (after / "manifest.json").write_text(json.dumps({**manifest, "model": "scripted/other"}))
 
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(before), str(after))
+    code, out, _ = cli("report", str(before), str(after))
     assert code == 0
     assert "Accuracy per set: after vs two-arms" in out and "+20 pp" in out
     assert "Flips: after vs two-arms" in out and "gpus-design-01" in out and "better" in out
     assert "model scripted/other" in out
 
-    code, out, _ = bench_here(monkeypatch, capsys, "report", str(before), str(after), "--json")
+    code, out, _ = cli("report", str(before), str(after), "--json")
     [flip] = json.loads(out)["flips"]
     assert flip["unit"] == ["gpus", "design", "browsing", "gpus-design-01"] and flip["delta"] == 1.0
 
 
-def test_show_prints_one_transcript(two_arm_run_set, monkeypatch, capsys):
-    code, out, _ = bench_here(monkeypatch, capsys, "show", "gpus-design-02.browsing.r0",
-                              "--run-set", str(two_arm_run_set.directory))
+def test_show_prints_one_transcript(two_arm_run_set, cli):
+    code, out, _ = cli("show", "gpus-design-02.browsing.r0", "--run-set", str(two_arm_run_set.directory))
     assert code == 0 and "wrong_separator" in out and "→ browser" in out
 
 
@@ -243,9 +234,9 @@ def test_show_prints_one_transcript(two_arm_run_set, monkeypatch, capsys):
     (["report", "{run_set}", "--out", "x"], "--out goes with three or more run sets"),
     (["report", "{run_set}", "{run_set}", "{run_set}", "--format", "html"], "--format is one of"),
 ])
-def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, monkeypatch, capsys, args, needle):
+def test_bad_report_and_show_input_is_one_message(two_arm_run_set, tmp_path, cli, args, needle):
     paths = {"run_set": str(two_arm_run_set.directory), "empty": str(tmp_path)}
-    code, out, err = bench_here(monkeypatch, capsys, *(a.format(**paths) for a in args))
+    code, out, err = cli(*(a.format(**paths) for a in args))
     assert code == 2 and needle in err and "Traceback" not in out + err
 
 
@@ -260,9 +251,9 @@ def test_doctor_passes_the_oracle_and_names_dropped_arguments(cli):
     assert code == 1 and "FAIL tool call" in out and "arrived empty" in out
 
 
-def test_a_cost_cap_needs_a_priced_model(cli, monkeypatch):
-    monkeypatch.setenv("OPENROUTER_API_KEY", "not-used")
-    code, _, err = cli("run", "--model", "openrouter/nobody/unpriced-model", "--max-cost", "5")
+def test_a_cost_cap_needs_a_priced_model(cli):
+    code, _, err = cli("run", "--model", "openrouter/nobody/unpriced-model", "--max-cost", "5",
+                       env={"OPENROUTER_API_KEY": "not-used"})
     assert code == 2 and "no price" in err
 
 
@@ -307,19 +298,19 @@ def test_a_resume_is_refused_before_anything_starts_naming_the_changed_domain(cl
 
 
 @pytest.mark.slow
-def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_set(tmp_path):
+def test_a_provider_that_is_down_fails_the_preflight_or_with_skip_preflight_the_set(cli, tmp_path):
     env = {"OLLAMA_API_BASE": f"http://127.0.0.1:{free_port()}"}  # no server, as with no ollama running
     # how fast (3 attempts refused at once, not 3 request timeouts) is measured by make bench (cli_latency.py)
-    refused = bench("run", "--model", "ollama/llama3", "--request-timeout", "5", "--out", str(tmp_path / "x"), env=env)
+    refused = cli("run", "--model", "ollama/llama3", "--request-timeout", "5", "--out", str(tmp_path / "x"), env=env)
     assert_user_error(refused, "error: preflight: FAIL provider: no reply after 3 attempt(s)", "--skip-preflight")
-    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+    assert len(refused[2].strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
     out = tmp_path / "y"
-    skipped = bench("run", "--model", "ollama/llama3", "--request-timeout", "5", "--skip-preflight", "--arm",
-                    "tooled", "--domain", "gpus", "--question", "gpus-design-01,gpus-design-02", "--max-retries", "0",
-                    "--quiet", "--out", str(out), env=env)
-    assert skipped.returncode == 1 and "Traceback" not in skipped.stderr
-    assert skipped.stderr.strip().splitlines()[-1].startswith(
+    code, _, err = cli("run", "--model", "ollama/llama3", "--request-timeout", "5", "--skip-preflight", "--arm",
+                       "tooled", "--domain", "gpus", "--question", "gpus-design-01,gpus-design-02", "--max-retries",
+                       "0", "--quiet", "--out", str(out), env=env)
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith(
         "failed: 2 of 2 planned runs are infra errors, more than half. First error: litellm.APIConnectionError")
     assert json.loads((out / "manifest.json").read_text())["config"]["skip_preflight"] is True
 
@@ -334,9 +325,9 @@ def test_too_many_infra_errors_exit_1_with_the_report(cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(tmp_path, serve_gpus):
+def test_an_mcp_server_that_cannot_start_stops_the_run_before_it_starts(cli, tmp_path, serve_gpus):
     broken = shlex.join([*serve_gpus[:-1], "nosuch"])
-    result = bench("run", "--model", "scripted/oracle", "--domain", "gpus", "--tools", f"mcp:{broken}",
+    result = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--tools", f"mcp:{broken}",
                    "--out", str(tmp_path / "x"))
     assert_user_error(result, "could not start or reach the MCP server", "no domain 'nosuch'")
     assert not (tmp_path / "x").exists()
@@ -350,8 +341,8 @@ def test_mcp_serve_on_a_busy_port_is_one_message():
     assert_user_error(result, "cannot listen on 127.0.0.1:")
 
 
-def test_replicas_serve_names_an_unknown_domain(monkeypatch, capsys):
-    code, _, err_text = bench_here(monkeypatch, capsys, "replicas", "serve", "--domain", "nosuch")
+def test_replicas_serve_names_an_unknown_domain(cli):
+    code, _, err_text = cli("replicas", "serve", "--domain", "nosuch")
     assert code == 2 and "nosuch" in err_text and "Traceback" not in err_text
 
 
@@ -403,7 +394,7 @@ def test_help_shows_every_default_and_the_generation_settings():
 
 
 @pytest.mark.slow
-def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(bank, tmp_path):
+def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(cli, bank, tmp_path):
     """A third set (a harder held-out round) is a file, found by name; --questions-dir picks the bank."""
     raw = yaml.safe_load((bank / "gpus" / "heldout.yaml").read_text())
     raw["set"] = "round-2"
@@ -411,12 +402,12 @@ def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(bank, tmp_path):
     for question in raw["questions"]:
         question["id"] = question["id"].replace("heldout", "round-2")
     (bank / "gpus" / "round-2.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
-    assert bench("--questions-dir", str(bank), "questions", "freeze").returncode == 0
+    assert cli("--questions-dir", str(bank), "questions", "freeze")[0] == 0
     out = tmp_path / "r2"
-    result = bench("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--arm", "tooled",
-                   "--domain", "gpus", "--set", "round-2", "--out", str(out), "--quiet")
-    assert result.returncode == 0, result.stderr
+    code, _, err = cli("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--arm", "tooled",
+                       "--domain", "gpus", "--set", "round-2", "--out", str(out), "--quiet")
+    assert code == 0, err
     assert {json.loads(line)["set"] for line in (out / "runs.jsonl").read_text().splitlines()} == {"round-2"}
-    unknown = bench("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--set", "round-3")
+    unknown = cli("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--set", "round-3")
     assert_user_error(unknown, "unknown set 'round-3'; choose from: design, heldout, heldout-2, round-2, all")
-    assert_user_error(bench("run", "--model", "scripted/oracle", "--set", "round-2"), "unknown set 'round-2'")
+    assert_user_error(cli("run", "--model", "scripted/oracle", "--set", "round-2"), "unknown set 'round-2'")

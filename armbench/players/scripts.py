@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 
 import litellm
 
+from armbench.paths import questions_dir
 from armbench.players.probe import PROBE_TOOL, probe_word
 from armbench.players.script_registry import Reply, Script, ScriptedToolCall, Turn
 from armbench.players.synthesis_scripts import SYNTHESIS_SCRIPTS
@@ -19,8 +21,13 @@ from armbench.types import Question, Solution
 ORACLE_PREFERENCE = ("tooled", "browsing")
 
 
-@cache
 def questions_by_prompt() -> dict[str, Question]:
+    return questions_of_bank(questions_dir())
+
+
+@cache
+def questions_of_bank(bank: Path) -> dict[str, Question]:
+    """By the bank's folder: one process (`armbench.run`, the tests) may use more than one bank."""
     return {q.prompt(): q for qs in load_sets() for q in qs.questions}
 
 
