@@ -44,7 +44,7 @@ async def run_probe(client: ModelCaller) -> list[Check]:
     try:
         response, retries = await client.complete(messages, [tool.schema()], forced)
     except ProviderFailure as failure:
-        return [Check(False, "provider", f"no reply after {failure.attempts} attempt(s): {failure}")]
+        return [Check(False, "provider", f"{failure} (after {failure.attempts} attempt(s))")]
     checks = [Check(True, "provider", f"replied (served by {served_by(response)}, {retries} retries)")]
     message = response.choices[0].message
     problem = _tool_call_problem(message.tool_calls or [], word)

@@ -105,8 +105,9 @@ def two_arm_run_set(tmp_path, gpu_design, gpu_heldout) -> RunSetStore:
 def cli(capsys):
     """`bench ARGS` in this process, as a user runs it but without an interpreter start and a LiteLLM
     import per call: returns (exit code, stdout, stderr). Like a process of its own, it sees no
-    provider API key of the machine, `env` adds to its environment, and what it sets there (a
-    --questions-dir, the port base its replicas moved to) ends with it."""
+    provider API key of the machine, `env` adds to its environment, and the armbench settings it
+    sets there (a --questions-dir, the port base its replicas moved to) end with it. A library's
+    one-time set-up stays, as its import does (LiteLLM points TIKTOKEN_CACHE_DIR at its tokenizers)."""
     from armbench.cli import main
 
     def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -120,7 +121,8 @@ def cli(capsys):
         except SystemExit as exit_:
             code = exit_.code or 0
         finally:
-            os.environ.clear()
+            for key in [key for key in os.environ if key.startswith("ARMBENCH_") and key not in saved]:
+                del os.environ[key]
             os.environ.update(saved)
         captured = capsys.readouterr()
         assert "Traceback" not in captured.out + captured.err

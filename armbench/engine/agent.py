@@ -88,6 +88,7 @@ class Episode:
     error: str | None = None
     error_kind: ErrorKind | None = None
     retryable: bool = False  # the harness broke the run (ToolInfraError): `--resume` runs it again
+    stops_the_set: bool = False  # a provider failure every run would meet (a 401): retryable too
     usage: Usage = field(default_factory=Usage)
     actions_by_tool: Counter[str] = field(default_factory=Counter)
     tool_errors: int = 0
@@ -273,6 +274,7 @@ async def _complete(episode: Episode, messages, arm: ArmTools, client: ModelCall
             episode.end(StopReason.context_window, str(failure), ErrorKind.agent)  # the conversation grew too long
         else:
             episode.end(StopReason.infra_error, f"{failure} (after {failure.attempts} attempt(s))", ErrorKind.infra)
+            episode.stops_the_set = episode.retryable = failure.stops_the_set(first_call=not episode.call_usage)
         return None
     finally:
         episode.model_seconds += time.perf_counter() - started

@@ -7,6 +7,8 @@ A run set stops early in three ways, with every finished record on disk:
 - Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
 - the run-set cost cap: no new run starts; runs in flight finish and are recorded.
 - more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
+- a provider failure every run would meet (an authentication failure, models/provider_errors.py):
+  the same, at the first; its run is redone by `--resume` like those in flight.
 Without `max_infra_errors`, a set whose planned runs are more than half infra errors fails once it
 ends (`RunSetFailed` too): it measured the provider, not the arms.
 """
@@ -73,6 +75,10 @@ class _TooManyInfraErrors(Exception):
     pass
 
 
+class _ProviderRefused(Exception):
+    pass
+
+
 def set_prompt_hash(per_domain: dict[str, str]) -> str:
     """The run set's prompt hash: its one domain's, or a hash over every domain's (in name order)."""
     hashes = [per_domain[domain] for domain in sorted(per_domain)]
@@ -128,7 +134,8 @@ async def _run_jobs(
     result = RunSetResult(records=[], planned=len(jobs), already_done=len(done))
     tally = Totals(previous, store.retried_cost())
 
-    async def run_one(job: Job, site: EpisodeSite) -> RunRecord:
+    async def run_one(job: Job, site: EpisodeSite) -> tuple[RunRecord, bool]:
+        """The run's record, and whether its provider failure stops the set."""
         played = await site.play(job)
         # The transcript is written in a thread, so the other workers' episodes go on meanwhile;
         # the record is appended on the loop, so a cancelled run is either recorded or not at all.
@@ -146,7 +153,7 @@ async def _run_jobs(
             recorded=recorded_runs.get(job.run_id),
         )
         store.append(record)
-        return record
+        return record, played.episode.stops_the_set
 
     with RunProgress(config.model, len(jobs), tally, show=show_progress) as progress:
 
@@ -155,9 +162,11 @@ async def _run_jobs(
                 for job in pending:
                     if result.halted:
                         return
-                    record = await run_one(job, site)
+                    record, stops_the_set = await run_one(job, site)
                     result.records.append(record)
                     progress.add(record)
+                    if stops_the_set:
+                        raise _ProviderRefused(record.error)
                     if _too_many_infra_errors(config, tally):
                         raise _TooManyInfraErrors
                     result.halted = _cost_cap(config, tally, store)
@@ -179,6 +188,12 @@ async def _run_jobs(
                 f"are kept in {store.runs_path}; runs in flight were dropped and --resume redoes them.",
                 result,
             ) from None
+        except* _ProviderRefused as refused:
+            store.finish()
+            raise RunSetFailed(
+                f"stopped at the first run the provider refused, as every run would be: {refused.exceptions[0]}. "
+                f"Finished runs are kept in {store.runs_path}; once it is fixed, --resume {store.directory} runs the "
+                "rest.", result) from None
         except* ExecutorLost as lost:
             store.finish()
             raise RunSetFailed(f"{lost.exceptions[0]}. Finished runs are kept in {store.runs_path}; runs in "

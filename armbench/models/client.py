@@ -12,26 +12,31 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from armbench.models.provider_errors import STOPS_THE_SET, FailureKind, classify, describe
 from armbench.models.ratelimit import Limiter
 from armbench.models.retry import RetryPolicy, is_transient
 from armbench.types import DEFAULT_REQUEST_TIMEOUT
 
 
 class ProviderFailure(Exception):
-    """The provider gave no reply: a non-transient error, or transient ones past the retry limit."""
+    """No usable reply: a non-transient error, or transient ones past the retry limit. Its text
+    names the failure's class first (provider_errors.py); `message` gives a recorded one's text."""
 
-    def __init__(self, error: BaseException, attempts: int):
-        name = type(error).__name__
-        super().__init__(str(error) if name in str(error) else f"{name}: {error}")
+    def __init__(self, error: BaseException, attempts: int, kind: FailureKind | None = None,
+                 message: str | None = None):
+        self.kind = kind or classify(error)
+        super().__init__(message or describe(error, self.kind))
         self.error = error
         self.attempts = attempts
 
     @property
     def context_window_exceeded(self) -> bool:
         """The conversation outgrew the model's context: the agent's failure, not the provider's."""
-        from litellm import ContextWindowExceededError
+        return self.kind is FailureKind.context_window
 
-        return isinstance(self.error, ContextWindowExceededError)
+    def stops_the_set(self, first_call: bool) -> bool:
+        """Every run would fail the same way (see provider_errors.py)."""
+        return self.kind in STOPS_THE_SET or (first_call and self.kind is FailureKind.bad_request)
 
 
 class ModelCaller(Protocol):

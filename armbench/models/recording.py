@@ -50,7 +50,7 @@ class Recorder:
         try:
             response, retries = await self.inner.complete(messages, tools, tool_choice)
         except ProviderFailure as failure:
-            line["failure"] = {"type": type(failure.error).__name__, "message": str(failure),
+            line["failure"] = {"type": type(failure.error).__name__, "kind": failure.kind.name, "message": str(failure),
                                "attempts": failure.attempts}
             self._write(line)
             raise

@@ -27,6 +27,7 @@ from armbench.domains import DOMAINS
 from armbench.errors import UserError, read_json_object
 from armbench.models.client import ModelCaller, ProviderFailure
 from armbench.models.model import Model, RunCallers
+from armbench.models.provider_errors import FailureKind
 from armbench.models.ratelimit import Limiter
 from armbench.models.recording import recording_dir, recording_path, tools_digest
 from armbench.models.retry import RetryPolicy
@@ -110,7 +111,7 @@ class Player:
         if line.get("interrupted"):
             raise TimeoutError()  # the run timeout struck during this call when it was recorded
         if "failure" in line:
-            raise ProviderFailure(recorded_error(line["failure"]), line["failure"].get("attempts", 1))
+            raise recorded_failure(line["failure"])
         self.seen = len(messages) + 1
         return response_from_dict(line["response"]), line.get("retries", 0)
 
@@ -246,8 +247,13 @@ def response_from_dict(recorded: dict[str, Any]) -> ModelResponse:
     return response
 
 
-def recorded_error(failure: dict[str, Any]) -> Exception:
-    """The recorded failure again; a context-window overflow keeps its type, as the loop reads it."""
+def recorded_failure(failure: dict[str, Any]) -> ProviderFailure:
+    """The recorded failure again, with its words and class (a recording made before failures had
+    a class keeps a context-window overflow's type, as classify reads it)."""
     if failure.get("type") == "ContextWindowExceededError":
-        return litellm.ContextWindowExceededError(message=failure["message"], model="replay", llm_provider="replay")
-    return RecordedFailure(failure["message"])
+        error: Exception = litellm.ContextWindowExceededError(message=failure["message"], model="replay",
+                                                              llm_provider="replay")
+    else:
+        error = RecordedFailure(failure["message"])
+    kind = FailureKind[failure["kind"]] if failure.get("kind") in FailureKind.__members__ else None
+    return ProviderFailure(error, failure.get("attempts", 1), kind, failure["message"])

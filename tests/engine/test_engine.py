@@ -1,10 +1,7 @@
 """The run engine: the worker pool, run-set stop rules, and provider routing."""
 import asyncio
-import json
-import threading
 import time
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -20,6 +17,7 @@ from armbench.players.script_registry import Reply, ScriptedToolCall, register_s
 from armbench.players.scripts import play_solution, questions_by_prompt, server_error
 from armbench.tools.base import ArmTools, Tool
 from armbench.types import RunConfig
+from tests.support.loopback import REPLY, openai_endpoint
 from tests.support.models import run_set
 
 
@@ -118,7 +116,7 @@ async def test_more_than_half_the_planned_runs_as_infra_errors_fail_the_set_at_i
     with pytest.raises(RunSetFailed) as failed:
         await run_set([gpu_design], config, store, show_progress=False)
     assert str(failed.value) == ("3 of 5 planned runs are infra errors, more than half. First error: "
-                                 "litellm.InternalServerError: scripted 500 (after 1 attempt(s))")
+                                 "server error (500): litellm.InternalServerError: scripted 500 (after 1 attempt(s))")
     assert len(failed.value.result.records) == len(store.records()) == 5  # every run was run
     # --max-infra-errors overrides the rule: 3 are allowed.
     allowed = config.model_copy(update={"max_infra_errors": 3})
@@ -152,42 +150,14 @@ def test_the_manifest_config_leaves_credentials_out():
     assert config.manifest_config()["completion_kwargs"] == {"api_base": "u"}
 
 
-@pytest.fixture
-def fake_openrouter():
-    """An OpenAI-style endpoint on loopback that answers like OpenRouter (naming its upstream
-    provider) and keeps every request body."""
-    bodies = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            data = json.dumps({
-                "id": "r", "object": "chat.completion", "created": 1, "model": "test/model",
-                "provider": "TestUpstream",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": "ANSWER: 42"}}],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
-            }).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/api/v1", bodies
-    server.shutdown()
+OPENROUTER_REPLY = {**REPLY, "model": "test/model", "provider": "TestUpstream"}  # names its upstream provider
 
 
-async def test_routing_reaches_openrouter_and_the_upstream_provider_is_recorded(fake_openrouter, gpu_design):
-    url, bodies = fake_openrouter
+async def test_routing_reaches_openrouter_and_the_upstream_provider_is_recorded(gpu_design):
     model = get_model("openrouter/test/model")
-    kwargs = {**model.provider_routing(["A"], ["B"]), "api_base": url, "api_key": "k"}
-    client = model.client(kwargs, RetryPolicy(max_retries=0))
-    episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", []), client)
-    assert bodies[0]["provider"] == {"order": ["A"], "ignore": ["B"]}
+    with openai_endpoint(reply=OPENROUTER_REPLY) as endpoint:
+        kwargs = {**model.provider_routing(["A"], ["B"]), "api_base": endpoint.url, "api_key": "k"}
+        client = model.client(kwargs, RetryPolicy(max_retries=0))
+        episode = await run_episode(gpu_design.questions[0], ArmTools("tooled", []), client)
+    assert endpoint.bodies[0]["provider"] == {"order": ["A"], "ignore": ["B"]}
     assert episode.answer == "42" and episode.call_providers == ["TestUpstream"]

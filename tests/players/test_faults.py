@@ -141,4 +141,4 @@ async def test_doctor_names_dropped_arguments():
 async def test_doctor_names_malformed_arguments_and_provider_failures():
     assert "not valid JSON" in (await lines("scripted/malformed-json"))[-1]
     failed = await lines("scripted/rate-limit")
-    assert failed == [failed[0]] and failed[0].startswith("FAIL provider: no reply after 2 attempt(s)")
+    assert failed == [failed[0]] and failed[0].startswith("FAIL provider: rate limited (429") and "(after 2 attempt(s))" in failed[0]

@@ -1,11 +1,16 @@
-"""Serve an ASGI app with uvicorn on a loopback port in a background thread (for tests)."""
+"""Loopback servers for tests: an ASGI app with uvicorn (`serve`), an OpenAI-style model provider
+(`openai_endpoint`), each in a background thread."""
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import uvicorn
 
@@ -29,3 +34,50 @@ def serve(app, port: int = 0) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+REPLY = {"id": "r", "object": "chat.completion", "created": 1, "model": "loopback",
+         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ANSWER: 42"}}],
+         "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}
+
+
+@dataclass
+class Endpoint:
+    url: str  # the API base, .../v1
+    statuses: list[int] = field(default_factory=list)  # what each request was answered with
+    bodies: list[dict[str, Any]] = field(default_factory=list)  # each request's body
+
+
+@contextlib.contextmanager
+def openai_endpoint(*statuses: int, reply: dict[str, Any] = REPLY) -> Iterator[Endpoint]:
+    """A chat-completions endpoint answering each request with the next of `statuses` (the last
+    one from then on; default 200): `reply` on 200, else an error body saying the status (and
+    `Retry-After: 0` on a 429)."""
+    endpoint = Endpoint("")
+    answers = statuses or (200,)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            status = answers[min(len(endpoint.statuses), len(answers) - 1)]
+            endpoint.statuses.append(status)
+            body = json.dumps(reply if status == 200 else
+                              {"error": {"message": f"the provider says {status}", "type": "error"}}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            if status == 429:
+                self.send_header("Retry-After", "0")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint.url = f"http://127.0.0.1:{server.server_port}/v1"
+    try:
+        yield endpoint
+    finally:
+        server.shutdown()
