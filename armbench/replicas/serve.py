@@ -169,9 +169,18 @@ async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], p
     read end), until its writer is gone."""
     import uvicorn  # only the serving process needs it: naming a domain stays a light import
 
+    class Member(uvicorn.Server):
+        """One replica's server: the Ctrl-C or SIGTERM it catches stops every replica at once
+        (uvicorn would pass it on from one server to the next: 2.4 s for ten replicas)."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            for server in servers:
+                server.should_exit = True
+
     meter = ServerMeter()
     apps = [metered(load_app(replica), meter) for replica in replicas]
-    servers = [uvicorn.Server(uvicorn.Config(app, log_level="warning")) for app in apps]
+    servers = [Member(uvicorn.Config(app, log_level="warning")) for app in apps]
     if parent_pipe is not None:
         loop = asyncio.get_running_loop()
         loop.add_reader(parent_pipe, stop_servers, loop, parent_pipe, servers)
