@@ -53,11 +53,22 @@ err = Console(stderr=True, soft_wrap=True)
 ALL = "all"
 
 
+def show_version(asked: bool) -> None:
+    if asked:
+        from armbench.provenance import git_commit, version
+
+        commit = git_commit()
+        out.print(f"armbench {version()}" + (f" (commit {commit[:12]})" if commit else ""), highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def options(
     questions_dir: Annotated[Optional[Path], typer.Option(
         help="The question bank: a folder of <domain>/<set>.yaml and its questions.lock "
         "[default: $ARMBENCH_QUESTIONS_DIR, else the project's questions/].")] = None,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=show_version, is_eager=True, help="Print armbench's version (and commit) and exit.")] = False,
 ) -> None:
     """armbench: does a typed query tool help an LLM agent, compared with browsing?"""
     from armbench.paths import QUESTIONS_DIR_ENV
@@ -840,7 +851,7 @@ def replicas_serve(
     replicas = [DOMAINS[name].replica for name in domain_names(domain)]
     for target in map(endpoint, replicas):
         out.print(f"{target.domain}: {target.base_url}/  (socket {target.socket_path})")
-    serve_forever(replicas)
+    serve_forever(replicas, on_ready=lambda: out.print("ready: every replica serves its data; Ctrl-C stops them"))
 
 
 @mcp_app.command("serve")

@@ -16,9 +16,6 @@ import subprocess
 import sys
 import time
 
-from armbench.domains import DOMAINS
-from armbench.replicas.supervisor import health
-
 COMMANDS = {  # name: (arguments, target seconds)
     "refusal": (["run", "--model", "scripted/oracle", "--domain", "nosuch"], 1.0),
     "plan": (["plan", "--model", "openai/gpt-4o-mini", "--domain", "all", "--arm", "all", "--set", "all",
@@ -50,7 +47,7 @@ def free_port() -> int:
 
 
 SERVERS = {  # name: (arguments, the line the server prints once it serves)
-    "replicas serve, every domain: exit after Ctrl-C": (["replicas", "serve"], "moon:"),
+    "replicas serve, every domain: exit after Ctrl-C": (["replicas", "serve"], "ready:"),
     "mcp serve gpus: exit after Ctrl-C": (["mcp", "serve", "gpus", "--http", "{port}"], "serving gpus tools"),
 }
 STOP_TARGET_S = 1.0
@@ -65,8 +62,6 @@ def stop_seconds(arguments: list[str], ready: str) -> float:
     for line in server.stdout:
         if line.startswith(ready):
             break
-    while not all(map(health, (domain.replica for domain in DOMAINS.values()))) and "replicas" in arguments:
-        time.sleep(0.1)  # listed at once, the replicas answer once their data is loaded
     started = time.perf_counter()
     os.killpg(server.pid, signal.SIGINT)
     server.wait(timeout=60)

@@ -5,6 +5,7 @@ call); `bench(...)` starts a process where the process is what is tested: what l
 flags are checked, the entry point, a port held by another process, the help's width."""
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from armbench import provenance
 from armbench.paths import QUESTIONS_DIR
 from armbench.questions import load_sets
 from tests.conftest import free_port
@@ -411,3 +413,18 @@ def test_any_set_name_in_the_bank_and_questions_dir_point_at_it(cli, bank, tmp_p
     unknown = cli("--questions-dir", str(bank), "run", "--model", "scripted/oracle", "--set", "round-3")
     assert_user_error(unknown, "unknown set 'round-3'; choose from: design, heldout, heldout-2, round-2, all")
     assert_user_error(cli("run", "--model", "scripted/oracle", "--set", "round-2"), "unknown set 'round-2'")
+
+
+def test_version_names_the_release_and_the_checkouts_commit(cli):
+    code, out, _ = cli("--version")
+    assert code == 0 and re.fullmatch(r"armbench \d+\.\d+\.\d+ \(commit [0-9a-f]{12}\)\n", out), out
+
+
+def test_an_install_outside_a_checkout_has_no_commit_even_inside_another_repository(tmp_path, monkeypatch):
+    """A wheel installed in a venv inside someone's git project must not report their commit."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "theirs"],
+                   cwd=tmp_path, check=True)
+    (tmp_path / "venv" / "site-packages").mkdir(parents=True)
+    monkeypatch.setattr(provenance, "ROOT", tmp_path / "venv" / "site-packages")
+    assert provenance.git_commit() is None

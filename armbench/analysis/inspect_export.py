@@ -25,6 +25,7 @@ from typing import Any
 from armbench.analysis.transcript import transcript_file
 from armbench.engine.store import RunSetStore, open_run_set, unwritable
 from armbench.errors import UserError
+from armbench.provenance import version
 from armbench.questions import load_set_file, set_path
 from armbench.types import Question, RunRecord, StopReason, Term
 
@@ -149,7 +150,7 @@ def eval_log(store: RunSetStore, manifest: dict[str, Any], key: Key, runs: list[
         config=EvalConfig(epochs=config.get("runs") or max(r.repeat for r in runs) + 1,
                           max_samples=config.get("concurrency")),
         revision=EvalRevision(type="git", origin="", commit=commit) if commit else None,
-        packages={"armbench": _armbench_version(), **(manifest.get("versions") or {})},
+        packages={"armbench": version(), **(manifest.get("versions") or {})},
         metadata=log_metadata(store, manifest, key),
     )
     plan = EvalPlan(name="armbench", steps=[EvalPlanStep(solver=f"armbench/{arm}", params={
@@ -425,11 +426,3 @@ def _question_set(domain: str, set_name: str) -> tuple[str, dict[str, Question]]
         return None
     return question_set.content_hash(), {q.id: q for q in question_set.questions}
 
-
-def _armbench_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("armbench")
-    except PackageNotFoundError:
-        return "unknown"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-import subprocess
 from collections.abc import Iterable
 from importlib.metadata import version
 from typing import Any
@@ -21,7 +20,7 @@ from armbench.arms.frozen_tool import load_frozen_tools
 from armbench.domains import data_hash
 from armbench.engine.store import RunSetStore, describe
 from armbench.errors import UserError
-from armbench.paths import ROOT
+from armbench.provenance import git_commit
 from armbench.questions import QuestionSet, tool_drift
 from armbench.types import Manifest, Resume, RunConfig
 
@@ -183,12 +182,3 @@ def _short(value: str | None) -> str:
 def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat()
 
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return out.stdout.strip()

@@ -22,11 +22,12 @@ from armbench.arms.environment import ArmEnvironment, python_tool, resources_pro
 from armbench.arms.frozen_tool import SYNTHESIS_FILE, TOOL_DIR, FrozenTool, freeze
 from armbench.domains import data_hash, find_domain
 from armbench.engine.agent import Episode, converse, system_prompt
-from armbench.engine.manifest import git_commit, now
+from armbench.engine.manifest import now
 from armbench.engine.plan import run_limits
 from armbench.engine.store import unwritable, write_transcript
 from armbench.errors import UserError
 from armbench.models.model import Model
+from armbench.provenance import git_commit
 from armbench.questions import DESIGN, QuestionSet, load_sets, unlocked_sets
 from armbench.tools.workshop import Workshop
 from armbench.types import RunConfig, StopReason, SynthesisRecord

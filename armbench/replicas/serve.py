@@ -23,6 +23,7 @@ import random
 import signal
 import socket
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,9 +165,10 @@ def load_app(replica: Replica) -> Any:
     return load_reference(replica.app)()
 
 
-async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], parent_pipe: int | None = None) -> None:
+async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], parent_pipe: int | None = None,
+                on_ready: Callable[[], None] | None = None) -> None:
     """Serve each replica on its listening sockets until cancelled or, given `parent_pipe` (a pipe's
-    read end), until its writer is gone."""
+    read end), until its writer is gone. `on_ready` is called once every replica serves."""
     import uvicorn  # only the serving process needs it: naming a domain stays a light import
 
     class Member(uvicorn.Server):
@@ -184,7 +186,13 @@ async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], p
     if parent_pipe is not None:
         loop = asyncio.get_running_loop()
         loop.add_reader(parent_pipe, stop_servers, loop, parent_pipe, servers)
-    await asyncio.gather(*(server.serve(sockets=sockets) for server, sockets in zip(servers, listeners)))
+    serving = [asyncio.create_task(server.serve(sockets=sockets)) for server, sockets in zip(servers, listeners)]
+    if on_ready is not None:
+        while not all(server.started for server in servers) and not any(task.done() for task in serving):
+            await asyncio.sleep(0.05)
+        if all(server.started for server in servers):
+            on_ready()
+    await asyncio.gather(*serving)
 
 
 def stop_servers(loop: asyncio.AbstractEventLoop, parent_pipe: int, servers: list[Any]) -> None:
@@ -194,14 +202,14 @@ def stop_servers(loop: asyncio.AbstractEventLoop, parent_pipe: int, servers: lis
         server.should_exit = server.force_exit = True
 
 
-def serve_forever(replicas: list[Replica]) -> None:
-    """Listen and serve `replicas` in the foreground until Ctrl-C or SIGTERM."""
+def serve_forever(replicas: list[Replica], on_ready: Callable[[], None] | None = None) -> None:
+    """Listen and serve `replicas` in the foreground until Ctrl-C or SIGTERM (`on_ready`: see `serve`)."""
     targets = [endpoint(replica) for replica in replicas]
     listeners = []
     try:
         for target in targets:  # before loading any data: fail fast
             listeners.append(listen(target))
-        run_until_stopped(serve(replicas, listeners))
+        run_until_stopped(serve(replicas, listeners, on_ready=on_ready))
     finally:
         for sockets in listeners:
             for sock in sockets:

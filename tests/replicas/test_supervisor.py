@@ -101,6 +101,20 @@ def test_two_processes_starting_on_one_port_base_at_once_one_serves_one_is_refus
             process.wait(timeout=30)
 
 
+@pytest.mark.slow
+def test_replicas_serve_says_ready_once_they_answer_and_stops_at_ctrl_c(replica_env):
+    server = subprocess.Popen([sys.executable, "-m", "armbench.cli", "replicas", "serve", "--domain", "gpus"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        listed = server.stdout.readline()
+        assert listed.startswith(f"gpus: {endpoint(GPU_DOMAIN.replica).base_url}/"), listed + server.stderr.read()
+        assert server.stdout.readline().startswith("ready: ")
+        assert health(GPU_DOMAIN.replica)  # when it says so
+    finally:
+        server.send_signal(signal.SIGINT)
+    assert server.wait(timeout=30) == 0 and "Traceback" not in server.stderr.read()
+
+
 @pytest.mark.parametrize("place", ["a-file", "/proc/armbench"])
 def test_a_socket_dir_that_cannot_hold_sockets_is_one_line(replica_env, monkeypatch, tmp_path, cli, place):
     if place == "a-file":
