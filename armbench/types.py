@@ -329,8 +329,9 @@ class RunRecord(BaseModel):
     stop_reason: StopReason
     error: str | None
     error_kind: ErrorKind | None
-    # an infra error the harness caused (a replica or tool backend died, a starved tool call): not
-    # a finished run, so `--resume` runs it again; written only when true
+    # an infra error the harness caused (a replica or tool backend died, a starved tool call), or a
+    # provider failure that stopped the set (provider_errors.py): not a finished run, so `--resume`
+    # runs it again; written only when true
     retryable: bool = Field(False, exclude_if=_absent)
     cost_usd: Amount | None  # None: the model has no known price (never recorded as 0)
     prompt_tokens: Count

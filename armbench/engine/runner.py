@@ -3,12 +3,12 @@
 `concurrency` workers pull jobs from one shared iterator, so memory holds that many episodes
 however large the plan. Each worker hands its jobs to a site (executor.py) that plays the episode
 here or on a Ray actor; grading, appending the record and the stop rules stay here either way.
-A run set stops early in three ways, with every finished record on disk:
+A run set stops early in four ways, with every finished record on disk:
 - Ctrl-C (a cancelled task): runs in flight are dropped unrecorded; `--resume` redoes them.
 - the run-set cost cap: no new run starts; runs in flight finish and are recorded.
 - more than `max_infra_errors` infra errors: runs in flight are cancelled, `RunSetFailed` is raised.
 - a provider failure every run would meet (an authentication failure, models/provider_errors.py):
-  the same, at the first; its run is redone by `--resume` like those in flight.
+  the same, at the first such run; that run is recorded `retryable`, so `--resume` redoes it.
 Without `max_infra_errors`, a set whose planned runs are more than half infra errors fails once it
 ends (`RunSetFailed` too): it measured the provider, not the arms.
 """
@@ -260,7 +260,7 @@ def _reopen(store: RunSetStore, stored: Manifest, manifest: Manifest, config: Ru
     reopened = store.reopen()
     notes = [f"set aside {reopened.corrupt} corrupt line(s) of {store.runs_path} in {store.bad_path}; their runs "
              "will be redone" if reopened.corrupt else "",
-             f"{reopened.retried} run(s) the harness broke will be run again (their records: "
+             f"{reopened.retried} run(s) the harness broke or the provider refused will be run again (their records: "
              f"{store.retried_path})" if reopened.retried else "",
              f"dropped {reopened.duplicates} earlier record(s) of runs recorded twice" if reopened.duplicates else ""]
     for note in filter(None, notes):

@@ -38,7 +38,7 @@ def test_a_killed_replica_server_fails_the_set_and_one_resume_completes_it(tmp_p
     resumed = subprocess.run([*BROWSING_SET, "--resume", str(out)], env=keyless_env(), capture_output=True,
                              text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{len(broken)} run(s) the harness broke will be run again" in resumed.stderr
+    assert f"{len(broken)} run(s) the harness broke or the provider refused will be run again" in resumed.stderr
     records = [json.loads(line) for line in runs.read_text().splitlines()]
     assert len(records) == len({r["run_id"] for r in records}) == 5
     assert all(r["correct"] is True for r in records)

@@ -39,24 +39,35 @@ async def test_each_failure_is_named_by_its_class_then_in_the_providers_words():
     ]] == [True, True, False, False]
 
 
-def run(cli, url: str, out, questions: str) -> tuple[int, str, str]:
+def run(cli, url: str, questions: str, *where: str) -> tuple[int, str, str]:
     return cli("run", "--model", "openai/loopback", "--api-base", url, "--skip-preflight", "--arm", "tooled",
-               "--domain", "gpus", "--question", questions, "--concurrency", "1", "--quiet", "--out", str(out),
+               "--domain", "gpus", "--question", questions, "--concurrency", "1", "--quiet", *where,
                env={"OPENAI_API_KEY": "k"})
+
+
+def records(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.slow
 def test_a_401_stops_the_set_after_its_first_run_and_a_429_is_retried(cli, tmp_path):
-    with openai_endpoint(401) as endpoint:
-        code, _, err = run(cli, endpoint.url, tmp_path / "refused", "gpus-design-01,gpus-design-02,gpus-design-03")
-    assert code == 1 and endpoint.statuses == [401]  # not retried, and no second run
-    assert err.strip().splitlines()[-1].startswith(
-        "failed: stopped at the first run the provider refused, as every run would be: authentication failed (401): ")
-    [record] = [json.loads(line) for line in (tmp_path / "refused" / "runs.jsonl").read_text().splitlines()]
-    assert record["error_kind"] == "infra" and record["retryable"] is True  # --resume runs it again
+    out, questions = tmp_path / "refused", "gpus-design-01,gpus-design-02,gpus-design-03"
+    with openai_endpoint(401, 200) as endpoint:  # the key is fixed after the first request
+        code, _, err = run(cli, endpoint.url, questions, "--out", str(out))
+        assert code == 1 and endpoint.statuses == [401]  # not retried, and no second run
+        assert err.strip().splitlines()[-1].startswith(
+            "failed: stopped at the first run the provider refused, as every run would be: authentication failed "
+            "(401): ")
+        [refused] = records(out)
+        assert refused["error_kind"] == "infra" and refused["retryable"] is True
+
+        code, _, err = run(cli, endpoint.url, questions, "--resume", str(out))  # runs the refused run again
+    assert code == 0, err
+    assert sorted(record["question_id"] for record in records(out)) == questions.split(",")
+    assert json.loads((out / "runs.jsonl.retried").read_text())["run_id"] == refused["run_id"]
 
     with openai_endpoint(429, 200) as endpoint:
-        code, _, err = run(cli, endpoint.url, tmp_path / "retried", "gpus-design-01")
+        code, _, err = run(cli, endpoint.url, "gpus-design-01", "--out", str(tmp_path / "retried"))
     assert code == 0, err
-    [record] = [json.loads(line) for line in (tmp_path / "retried" / "runs.jsonl").read_text().splitlines()]
+    [record] = records(tmp_path / "retried")
     assert endpoint.statuses == [429, 200] and record["retries"] == 1 and record["error_kind"] is None
