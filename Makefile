@@ -2,9 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+WHEEL_CHECK ?= /tmp/armbench-wheel-check
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo demo-oracle oracle oracle-loaded lint test test-fast test-local bench nightly nightly-live data local-model clean
+.PHONY: setup demo demo-oracle oracle oracle-loaded wheel-check lint test test-fast test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -73,6 +74,19 @@ oracle-loaded: setup
 	rm -rf results/oracle-loaded
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --runs 3 --concurrency 16 \
 		--out results/oracle-loaded --quiet
+
+# The package as a user installs it: the wheel into a fresh venv (its dependencies only, none of
+# the project's), then `bench` from an empty folder, with the question bank and the replicas' data
+# the wheel carries; the oracle exits 1 unless every run is correct. CI runs it.
+wheel-check: setup
+	rm -rf build dist $(WHEEL_CHECK)
+	$(BIN)/python -m pip wheel . --no-deps --quiet --wheel-dir dist
+	$(PYTHON) -m venv $(WHEEL_CHECK)/venv
+	$(WHEEL_CHECK)/venv/bin/python -m pip install --quiet dist/armbench-*.whl
+	mkdir -p $(WHEEL_CHECK)/empty
+	cd $(WHEEL_CHECK)/empty && $(WHEEL_CHECK)/venv/bin/bench run --model scripted/oracle --domain gpus --arm tooled \
+		--set heldout --quiet
+	rm -rf build dist $(WHEEL_CHECK)
 
 # The layer contract (pyproject's [tool.importlinter]: layers, independent domains, no cycles) and ruff.
 lint: setup

@@ -1,4 +1,5 @@
-"""Where the project's data lives, relative to the checkout (the package is installed editable).
+"""Where the project's data lives: relative to the checkout (installed editable), or inside the
+package when installed from a wheel.
 
 `ARMBENCH_QUESTIONS_DIR` (or `bench --questions-dir`) points the harness at another question
 bank (with its own lock file), e.g. a private held-out set, or a scratch copy in tests. It is read
@@ -8,9 +9,13 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Run from the project's checkout, or installed from a wheel (site-packages has no pyproject.toml):
+# the wheel carries the bank as armbench/question_bank (in the checkout, a link to questions/),
+# and writes results under the folder `bench` runs in, not into site-packages.
+CHECKOUT = (ROOT / "pyproject.toml").is_file()
 QUESTIONS_DIR_ENV = "ARMBENCH_QUESTIONS_DIR"
-QUESTIONS_DIR = ROOT / "questions"  # the project's own bank
-RESULTS_DIR = ROOT / "results"
+QUESTIONS_DIR = ROOT / "questions" if CHECKOUT else Path(__file__).resolve().parent / "question_bank"
+RESULTS_DIR = ROOT / "results" if CHECKOUT else Path("results")
 SHARED_DATA_DIR = ROOT.parent / "shared" / "data"
 
 
