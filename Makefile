@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 WHEEL_CHECK ?= /tmp/armbench-wheel-check
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup demo demo-oracle oracle oracle-loaded wheel-check lint test test-fast test-local bench nightly nightly-live data local-model clean
+.PHONY: setup setup-demo demo demo-oracle oracle oracle-loaded wheel-check lint test test-fast test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -24,16 +25,23 @@ MODEL ?= openai/gpt-4o-mini
 # decoding on these VMs. --no-cache-dir: a cached native wheel would otherwise be reused.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
+# setup-demo: armbench and what it needs to run (about 970 MB); setup adds the test and lint tools,
+# Ray and inspect_ai (1.5 GB in all), which `make test` needs.
 setup: $(STAMP)
+setup-demo: $(DEMO_STAMP)
 
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	bash .ci/system-packages
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
-demo: setup
+demo: setup-demo
 	@echo "armbench demo, two run sets, every tool running for real against local replicas:"
 	@echo "1. the oracle, a scripted reference policy (not a model) playing every question's stored solution"
 	@echo "   in each arm, over the design and first held-out sets of all ten domains (make oracle: every set):"
@@ -59,18 +67,18 @@ demo: setup
 # The oracle (a scripted reference policy, not a model) plays every stored solution through the real
 # tools; `bench run` exits 1 unless every run is correct, naming the runs that were not.
 
-demo-oracle: setup
+demo-oracle: setup-demo
 	rm -rf results/demo-oracle
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/demo-oracle
 
 # Every domain's questions, both arms (CI runs it on a moved port base).
-oracle: setup
+oracle: setup-demo
 	rm -rf results/oracle
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/oracle --quiet
 
 # Load never changes a grade: every domain, arm and set three times at --concurrency 16, every run
 # correct with no infra error, however few cores the machine has (CI runs it too).
-oracle-loaded: setup
+oracle-loaded: setup-demo
 	rm -rf results/oracle-loaded
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --runs 3 --concurrency 16 \
 		--out results/oracle-loaded --quiet
@@ -78,7 +86,7 @@ oracle-loaded: setup
 # The package as a user installs it: the wheel into a fresh venv (its dependencies only, none of
 # the project's), then `bench` from an empty folder, with the question bank and the replicas' data
 # the wheel carries; the oracle exits 1 unless every run is correct. CI runs it.
-wheel-check: setup
+wheel-check: setup-demo
 	rm -rf build dist $(WHEEL_CHECK)
 	$(BIN)/python -m pip wheel . --no-deps --quiet --wheel-dir dist
 	$(PYTHON) -m venv $(WHEEL_CHECK)/venv
@@ -107,7 +115,7 @@ test-fast: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow"
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
-test-local: local-model
+test-local: setup local-model
 	$(BIN)/python -m pytest -m local
 
 bench: setup
@@ -127,7 +135,7 @@ bench: setup
 
 # The nightly gate, free and deterministic: replay the committed recordings against today's code
 # and replicas; any divergence, flipped grade, extra infra error or cost rise fails it (exit 1).
-nightly: setup
+nightly: setup-demo
 	rm -rf results/nightly/replay results/nightly/replay-worldbank
 	$(BIN)/bench run --model replay/$(RECORDING) $(RECORDED_PLAN) --out results/nightly/replay --quiet
 	$(BIN)/bench regress --baseline $(RECORDING) results/nightly/replay
@@ -136,21 +144,21 @@ nightly: setup
 
 # The nightly live run (needs the model's API key); regressed against results/baselines/live when
 # one is committed.
-nightly-live: setup
+nightly-live: setup-demo
 	rm -rf results/nightly/live
 	$(BIN)/bench run --model $(MODEL) --arm all --set heldout --runs 3 --max-cost 10 --out results/nightly/live --quiet
 	if [ -d results/baselines/live ]; then $(BIN)/bench regress --baseline results/baselines/live results/nightly/live; \
 	else echo "no live baseline committed (results/baselines/live): nothing to regress against"; fi
 
-local-model: setup $(LOCAL_STAMP)
+local-model: setup-demo $(LOCAL_STAMP)
 	$(BIN)/python -m armbench.models.weights
 
-$(LOCAL_STAMP): $(STAMP)
+$(LOCAL_STAMP): $(DEMO_STAMP)
 	bash .ci/system-packages --local-model
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --no-cache-dir 'llama-cpp-python==0.3.36'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --no-cache-dir -e '.[local]'
 	touch $(LOCAL_STAMP)
 
-data: setup
+data: setup-demo
 	$(BIN)/bench data build
 
 clean:
