@@ -25,7 +25,7 @@ MODEL ?= openai/gpt-4o-mini
 # decoding on these VMs. --no-cache-dir: a cached native wheel would otherwise be reused.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-# setup-demo: armbench and what it needs to run (about 970 MB); setup adds the test and lint tools,
+# setup-demo: armbench and what it needs to run (about 950 MB); setup adds the test and lint tools,
 # Ray and inspect_ai (1.5 GB in all), which `make test` needs.
 setup: $(STAMP)
 setup-demo: $(DEMO_STAMP)
