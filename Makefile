@@ -38,7 +38,7 @@ $(DEMO_STAMP): pyproject.toml
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 demo: setup-demo
