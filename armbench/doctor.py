@@ -64,7 +64,7 @@ async def run_probe(client: ModelCaller) -> list[Check]:
     try:
         response, _ = await client.complete(messages, [tool.schema()], "auto")
     except ProviderFailure as failure:
-        return [*checks, Check(False, "tool result", f"no reply to the tool result: {failure}")]
+        return [*checks, Check(False, "tool result", f"{failure}, replying to the tool result (after {failure.attempts} attempt(s))")]
     reply = response.choices[0].message.content or ""
     if tool.code not in reply:
         return [*checks, Check(False, "tool result", f"the reply does not quote the tool's code: {reply[:200]!r}")]

@@ -28,7 +28,7 @@ def questions_by_prompt() -> dict[str, Question]:
 @cache
 def questions_of_bank(bank: Path) -> dict[str, Question]:
     """By the bank's folder: one process (`armbench.run`, the tests) may use more than one bank."""
-    return {q.prompt(): q for qs in load_sets() for q in qs.questions}
+    return {q.prompt(): q for qs in load_sets(root=bank) for q in qs.questions}
 
 
 def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
