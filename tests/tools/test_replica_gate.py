@@ -146,12 +146,13 @@ async def test_keep_alive_clients_still_work(tmp_path):
 
 async def test_a_request_pays_the_cost_the_server_measured_not_its_wait():
     share = ReplicaShare(time_share=0.5, burst_s=0.1)
-    first, second = share.sent(), share.sent()  # two requests wait together for 0.3 s
+    first, second = share.sent(), share.sent()  # two requests wait together for 0.3 s or more
     await asyncio.sleep(0.3)
     share.answered(first, 0.01)
     share.answered(second, 0.02)
-    assert 0.06 <= share.balance <= 0.08  # 0.1 saved (earning stops there) - 0.03 their cost
-    assert 0.3 <= share.waited_s() < 0.4  # the harness's time, counted once for the two
+    waited = share.updated - first  # what the sleep took on this machine, however busy
+    assert share.balance == pytest.approx(0.07)  # 0.1 saved (earning stops there) - 0.03 their cost
+    assert waited >= 0.3 and share.waited_s() == pytest.approx(waited)  # counted once for the two
 
 
 async def test_a_request_without_a_measured_cost_pays_its_wait_and_earns_it_back():
@@ -159,11 +160,11 @@ async def test_a_request_without_a_measured_cost_pays_its_wait_and_earns_it_back
     sent_at = share.sent()
     await asyncio.sleep(0.3)
     share.answered(sent_at, None)
-    assert -0.25 <= share.balance <= -0.15  # 0.1 saved - 0.3 waited
-    started = asyncio.get_running_loop().time()
+    waited = share.updated - sent_at  # 0.3 s or more, however busy the machine is
+    assert waited >= 0.3 and share.balance == pytest.approx(0.1 - waited)  # 0.1 saved - the wait
+    debt, answered_at = -share.balance, share.updated
     await share.admit()  # out of debt at half a second per second
-    waited = asyncio.get_running_loop().time() - started
-    assert 0.3 <= waited <= 0.6 and share.balance >= 0
+    assert share.updated - answered_at >= debt / 0.5 and share.balance >= 0
 
 
 @pytest.mark.slow
