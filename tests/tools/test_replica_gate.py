@@ -151,7 +151,7 @@ async def test_a_request_pays_the_cost_the_server_measured_not_its_wait():
     share.answered(first, 0.01)
     share.answered(second, 0.02)
     waited = share.updated - first  # what the sleep took on this machine, however busy
-    assert share.balance == pytest.approx(0.07)  # 0.1 saved (earning stops there) - 0.03 their cost
+    assert share.balance == pytest.approx(0.07, abs=0.005)  # 0.1 saved (earning stops there) - 0.03 their cost
     assert waited >= 0.3 and share.waited_s() == pytest.approx(waited)  # counted once for the two
 
 
@@ -161,7 +161,7 @@ async def test_a_request_without_a_measured_cost_pays_its_wait_and_earns_it_back
     await asyncio.sleep(0.3)
     share.answered(sent_at, None)
     waited = share.updated - sent_at  # 0.3 s or more, however busy the machine is
-    assert waited >= 0.3 and share.balance == pytest.approx(0.1 - waited)  # 0.1 saved - the wait
+    assert waited >= 0.3 and share.balance == pytest.approx(0.1 - waited, abs=0.005)  # 0.1 saved - the wait
     debt, answered_at = -share.balance, share.updated
     await share.admit()  # out of debt at half a second per second
     assert share.updated - answered_at >= debt / 0.5 and share.balance >= 0
