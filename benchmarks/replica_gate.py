@@ -51,13 +51,14 @@ async def median_latency(tool: PythonTool, base: str, count: int = 40) -> float:
     return json.loads(outcome.result["stdout"])
 
 
-async def quiet_and_flooded(base: str, route: ReplicaRoute) -> tuple[float, float]:
+async def quiet_and_flooded(base: str, route: ReplicaRoute, count: int = 40) -> tuple[float, float]:
+    """The median latency of `count` small requests of one run, quiet and beside another run's flood."""
     config = SandboxConfig(wall_timeout_s=30.0)
     victim, flooder = PythonTool([route], config), PythonTool([route], config)
-    quiet = await median_latency(victim, base)
+    quiet = await median_latency(victim, base, count)
     flood = asyncio.create_task(flooder.invoke({"code": FLOOD.format(base=base, path=BIG)}))
     await asyncio.sleep(2.0)  # the flood is under way, its savings spent
-    crowded = await median_latency(victim, base)
+    crowded = await median_latency(victim, base, count)
     flood.cancel()
     await asyncio.gather(flood, return_exceptions=True)
     return quiet, crowded

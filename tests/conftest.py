@@ -5,9 +5,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
+from armbench.arms.environment import KEEP_WARM_ENV
 from armbench.engine.store import RunSetStore
 from armbench.models import get_model
 from armbench.players.script_registry import SCRIPTS
@@ -28,9 +31,26 @@ WORKER_PORT_SPAN = 200  # more than a base's MAX_OFFSET + 1 ports; eight workers
 if os.environ.get("PYTEST_XDIST_WORKER"):
     serve.DEFAULT_PORT_BASE += WORKER_PORT_SPAN * (1 + int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")))
 
+# A test process runs hundreds of run sets: each takes the replica server (and browser) the one
+# before it kept, as a notebook may, instead of paying their start again. A test of a run set's own
+# server still sees it start, die, restart and stop within the run set.
+os.environ.setdefault(KEEP_WARM_ENV, "1")
+
 # LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
 # before any test module imports LiteLLM or a test registers (and the fixture below restores) scripts.
 get_model("scripted/oracle")
+
+
+@pytest.fixture(autouse=True)
+def armbench_settings_end_with_the_test():
+    """A run set whose default port base was taken moves, and says so in this process's environment
+    (ARMBENCH_REPLICA_PORT_BASE); the next test starts from the settings this one found. Kept warm,
+    a server left on a moved base would otherwise be the next `bench` subprocess's taken base."""
+    before = {key: value for key, value in os.environ.items() if key.startswith("ARMBENCH_")}
+    yield
+    for key in [key for key in os.environ if key.startswith("ARMBENCH_") and key not in before]:
+        del os.environ[key]
+    os.environ.update(before)
 
 
 @pytest.fixture
@@ -87,13 +107,39 @@ def replica_env(monkeypatch):
     shutil.rmtree(directory, ignore_errors=True)
 
 
+@contextmanager
+def own_replica_settings() -> Iterator[str]:
+    """Replicas started in the block take a free port base and a short socket dir of their own (the
+    dir is yielded: its replicas may serve past the block, so whoever stops them removes it)."""
+    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
+    os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
+    saved = {key: os.environ.get(key) for key in (serve.PORT_BASE_ENV, serve.SOCKET_DIR_ENV)}
+    os.environ.update({serve.PORT_BASE_ENV: str(free_port_base()), serve.SOCKET_DIR_ENV: directory})
+    try:
+        yield directory
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.fixture(scope="session")
 async def arm_env():
-    """One replica server and one browser for the whole session, as a run set has."""
+    """One replica server and one browser for the whole session, as a run set has, on replica
+    settings of their own: the run sets of the worker's other tests keep the worker's default port
+    base (and the server they keep warm there) to themselves."""
     from armbench.arms.environment import ArmEnvironment
 
-    async with ArmEnvironment(["gpus"]) as env:
+    env = ArmEnvironment(["gpus"])
+    with own_replica_settings() as directory:
+        await env.__aenter__()
+    try:
         yield env
+    finally:
+        await env.__aexit__()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -24,7 +25,15 @@ from armbench.arms.tool_source import TypedTools, in_process_tools
 from armbench.domains import find_domain
 from armbench.errors import UserError
 from armbench.replicas.serve import ReplicaEndpoint, endpoint
-from armbench.replicas.supervisor import ReplicaServer, ServerWatch, health, pid_path, start_timeout
+from armbench.replicas.supervisor import (
+    ReplicaServer,
+    ServerWatch,
+    done_with,
+    health,
+    pid_path,
+    server_for,
+    start_timeout,
+)
 from armbench.tools.base import ArmTools, OfferedTool, Tool, ToolInfraError, ToolOutcome
 from armbench.tools.browser import Browser, BrowserSession, PageView
 from armbench.tools.browser_tools import browser_tools
@@ -148,6 +157,18 @@ def symbolic(domain: str) -> str:
     return f"{{replica:{domain}}}"
 
 
+KEEP_WARM_ENV = "ARMBENCH_KEEP_WARM"
+
+
+def keeps_warm() -> bool:
+    """Whether this process keeps its replica server and Chromium between run sets (KEEP_WARM_ENV=1):
+    for a process that runs many (a notebook, the test suite), each after the first starts faster."""
+    raw = os.environ.get(KEEP_WARM_ENV, "")
+    if raw not in ("", "0", "1"):
+        raise UserError(f"{KEEP_WARM_ENV}={raw!r}: say 1 to keep the replicas and browser between run sets, or 0")
+    return raw == "1"
+
+
 class ArmEnvironment:
     def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
                  synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
@@ -158,6 +179,7 @@ class ArmEnvironment:
         driver) use the ones running on the current port base, which their owner supervises."""
         self.domains = sorted(set(domains))
         self.own_replicas = own_replicas
+        self.keep_warm = keeps_warm()
         self.server: ReplicaServer | None = None
         self.watch: ServerWatch | None = None
         self._supervisor: asyncio.Task | None = None
@@ -172,13 +194,12 @@ class ArmEnvironment:
         replicas = [find_domain(d).replica for d in self.domains]
         try:
             if self.own_replicas:
-                self.server = ReplicaServer(replicas)
-                self.endpoints = await asyncio.to_thread(self.server.start, True)
+                self.server, self.endpoints = await asyncio.to_thread(server_for, replicas, self.keep_warm)
                 self._supervisor = asyncio.create_task(self.server.supervise(tell))
             else:
                 self.endpoints = await asyncio.to_thread(attach, replicas)
             self.watch = ServerWatch(pid_path(), patience=start_timeout(len(replicas)) * 2)
-            self.browser = await Browser().start()
+            self.browser = await Browser(self.keep_warm).start()
         except BaseException:
             await self.__aexit__()
             raise
@@ -191,7 +212,7 @@ class ArmEnvironment:
         if self.browser is not None:
             await self.browser.close()
         if self.server is not None:
-            await asyncio.to_thread(self.server.stop)
+            await asyncio.to_thread(done_with, self.server, self.keep_warm)
 
     def target(self, domain: str) -> ReplicaEndpoint:
         return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)

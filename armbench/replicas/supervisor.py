@@ -13,6 +13,12 @@
 Each start writes the server's pid to `<socket dir>/server-<port base>.pid`, so whatever uses the
 replicas (`ServerWatch`) can tell whether the server it talked to lived through a call.
 
+A process that runs several run sets (a notebook, a test suite) may keep the server warm between
+them: `done_with(server, keep=True)` keeps a run set's server, and the next run set's
+`server_for(replicas, warm=True)` takes it when it still lives and serves every replica asked for
+(the same data, on the same port base and socket dir), so only the first run set pays the start. It
+stops at the process's exit; a kept server nobody asks for again holds its ports until then.
+
 Starting blocks while the server loads its data (about 2 s a replica); from async code use
 `asyncio.to_thread`. The wait is `START_SECONDS_BASE` + `START_SECONDS_PER_REPLICA` per replica,
 or `$ARMBENCH_REPLICA_START_TIMEOUT` seconds.
@@ -20,6 +26,7 @@ or `$ARMBENCH_REPLICA_START_TIMEOUT` seconds.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import math
 import os
@@ -85,6 +92,7 @@ class ReplicaServer:
     def __init__(self, replicas: Iterable[Replica]):
         self.replicas = list({replica.name: replica for replica in replicas}.values())
         self.listeners: list[list[Any]] = []
+        self.listening: list[ReplicaEndpoint] = []  # the endpoints of `listeners`
         self.process: subprocess.Popen[bytes] | None = None
         self.pipe_writer: int | None = None
         self.restarts = 0
@@ -110,6 +118,13 @@ class ReplicaServer:
             self._stop()
             raise
         return self.endpoints
+
+    def serves(self, replicas: list[Replica]) -> bool:
+        """It runs, on the current port base and socket dir, and every one of `replicas` answers
+        healthy with its data."""
+        names = {replica.name for replica in self.replicas}
+        return (bool(self.listeners) and self.exit_code() is None and self.pid_file == pid_path()
+                and all(replica.name in names and health(replica) for replica in replicas))
 
     def exit_code(self) -> int | None:
         """The server's exit code once it has died (it is reaped then), else None."""
@@ -155,9 +170,9 @@ class ReplicaServer:
         for sockets in self.listeners:
             for sock in sockets:
                 sock.close()
-        for target in list(self.endpoints.values())[: len(self.listeners)]:
+        for target in self.listening:  # where it listens, whatever the environment says by now
             target.socket_path.unlink(missing_ok=True)
-        self.listeners = []
+        self.listeners, self.listening = [], []
         if self.pid_file is not None:
             self.pid_file.unlink(missing_ok=True)
 
@@ -165,7 +180,9 @@ class ReplicaServer:
         while True:
             try:
                 for replica in self.replicas:
-                    self.listeners.append(listen(endpoint(replica)))
+                    target = endpoint(replica)
+                    self.listeners.append(listen(target))
+                    self.listening.append(target)
                 return
             except PortTaken:
                 self._stop()
@@ -232,6 +249,61 @@ class ReplicaServer:
             except subprocess.TimeoutExpired:
                 end()
         self.process.wait()
+
+
+class WarmServer:
+    """The one server this process keeps between run sets."""
+
+    def __init__(self) -> None:
+        self.kept: ReplicaServer | None = None
+        self.lock = threading.Lock()
+        atexit.register(self.drop)
+
+    def take(self, replicas: list[Replica]) -> ReplicaServer | None:
+        """The kept server if it still serves all `replicas` here (it is no longer kept then)."""
+        with self.lock:
+            server, self.kept = self.kept, None
+        if server is None:
+            return None
+        if server.serves(replicas):
+            server.restarts = 0  # a run set's restarts are its own
+            return server
+        server.stop()
+        return None
+
+    def keep(self, server: ReplicaServer) -> None:
+        with self.lock:
+            dropped, self.kept = self.kept, server
+        if dropped is not None:
+            dropped.stop()
+
+    def drop(self) -> None:
+        with self.lock:
+            server, self.kept = self.kept, None
+        if server is not None:
+            server.stop()
+
+
+WARM = WarmServer()
+
+
+def server_for(replicas: Iterable[Replica], warm: bool = False) -> tuple[ReplicaServer, dict[str, ReplicaEndpoint]]:
+    """A started server of `replicas` and their endpoints: with `warm`, the one kept warm when it
+    serves them all; else a new one (moving to a free port base when this one is taken and none is set)."""
+    wanted = list(replicas)
+    server = WARM.take(wanted) if warm else None
+    if server is None:
+        server = ReplicaServer(wanted)
+        server.start(move_if_taken=True)
+    return server, {replica.name: endpoint(replica) for replica in wanted}
+
+
+def done_with(server: ReplicaServer, keep: bool = False) -> None:
+    """A run set is done with its server: stop it, or with `keep` keep it warm for the next."""
+    if keep and server.exit_code() is None:
+        WARM.keep(server)
+    else:
+        server.stop()
 
 
 @contextmanager

@@ -36,6 +36,7 @@ from armbench.errors import UserError
 from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
+from armbench.tools.warm_chromium import WARM_CHROMIUM
 
 CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
 # /usr/bin/chromium on Debian is a wrapper script; Playwright needs the real binary first.
@@ -110,9 +111,11 @@ class PageView:
 
 
 class Browser:
-    """One Chromium per worker process: `async with Browser() as browser:`."""
+    """One Chromium per worker process: `async with Browser() as browser:`. With `warm`, the one
+    this process keeps between run sets (warm_chromium.py), launched by the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, warm: bool = False) -> None:
+        self.warm = warm
         self._playwright: Playwright | None = None
         self._browser: PlaywrightBrowser | None = None
         self._dead_port: socket.socket | None = None
@@ -122,7 +125,7 @@ class Browser:
         playwright = await async_playwright().start()
         try:
             path = find_chromium(bundled=playwright.chromium.executable_path)
-            self._browser = await launch(playwright, path)
+            self._browser = await (connect_warm(playwright, path) if self.warm else launch(playwright, path))
         except BaseException:
             await playwright.stop()
             raise
@@ -415,6 +418,14 @@ async def launch(playwright: Playwright, path: str) -> PlaywrightBrowser:
             executable_path=path, chromium_sandbox=False, args=LAUNCH_ARGS
         )
     except PlaywrightError as error:
+        raise UserError(f"Chromium at {path} did not start: {first_line(error)}") from None
+
+
+async def connect_warm(playwright: Playwright, path: str) -> PlaywrightBrowser:
+    try:
+        address = await asyncio.to_thread(WARM_CHROMIUM.endpoint, path, LAUNCH_ARGS)
+        return await playwright.chromium.connect_over_cdp(address)
+    except (PlaywrightError, TimeoutError) as error:
         raise UserError(f"Chromium at {path} did not start: {first_line(error)}") from None
 
 

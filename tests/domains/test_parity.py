@@ -26,7 +26,7 @@ def test_every_domain_has_a_site_reader():
     assert READ == list(DOMAINS)
 
 
-@pytest.mark.slow
+@pytest.mark.crawl
 @pytest.mark.parametrize("name", READ)
 def test_the_site_and_the_tool_hold_the_same_rows(name, replica_env):
     domain = DOMAINS[name]
@@ -64,7 +64,7 @@ print(json.dumps([len(rows), sorted({name for row in rows for name in row})]))
 """
 
 
-@pytest.mark.slow
+@pytest.mark.crawl
 @pytest.mark.parametrize("name", ["crashes", "gpus"])
 def test_a_reader_runs_standalone_as_in_the_sandbox(name, replica_env):
     """Without armbench (python -I from an empty folder): the kit and the reader as one script."""

@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from armbench.arms.environment import ArmEnvironment
+from armbench.arms.environment import KEEP_WARM_ENV, ArmEnvironment
+from armbench.domains import find_domain
 from armbench.domains.gpus import DOMAIN as GPU_DOMAIN
 from armbench.errors import UserError
 from armbench.replicas import serve, supervisor
@@ -215,3 +216,38 @@ async def test_a_server_that_keeps_dying_is_left_down_and_calls_fail_at_once(rep
         with pytest.raises(ToolInfraError, match="the replica server is down for good"):
             await arm.tool("http_get").invoke({"url": f"{env.endpoints['gpus'].base_url}/gpus"})
         assert time.monotonic() - started < 5  # not the whole patience (start_timeout x 2)
+
+
+def test_a_kept_warm_server_serves_the_next_run_set_and_stops_at_exit(replica_env):
+    first, _ = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
+    supervisor.done_with(first, keep=True)
+    assert health(GPU_DOMAIN.replica)  # kept: still serving between run sets
+    second, endpoints = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
+    assert second is first and endpoints == {"gpus": endpoint(GPU_DOMAIN.replica)}
+    supervisor.done_with(second, keep=True)
+    supervisor.WARM.drop()  # what the process's exit does
+    assert not health(GPU_DOMAIN.replica) and not pid_path().exists()
+
+
+def test_a_kept_server_that_died_or_lacks_a_replica_is_replaced(replica_env):
+    moon = find_domain("moon").replica
+    first, _ = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
+    supervisor.done_with(first, keep=True)
+    os.kill(first.process.pid, signal.SIGKILL)
+    second, _ = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
+    assert second is not first and health(GPU_DOMAIN.replica)
+    supervisor.done_with(second, keep=True)
+    both, _ = supervisor.server_for([GPU_DOMAIN.replica, moon], warm=True)  # the kept one serves gpus alone
+    assert both is not second and second.exit_code() is not None
+    assert health(GPU_DOMAIN.replica) and health(moon)
+    supervisor.done_with(both, keep=True)
+    again, _ = supervisor.server_for([moon], warm=True)  # a server of more replicas than asked serves too
+    assert again is both
+    supervisor.done_with(again)
+    assert again.exit_code() is not None and not health(moon)  # not kept: stopped with its run set
+
+
+async def test_keep_warm_is_one_or_zero(monkeypatch):
+    monkeypatch.setenv(KEEP_WARM_ENV, "yes")
+    with pytest.raises(UserError, match="ARMBENCH_KEEP_WARM='yes': say 1 .* or 0"):
+        ArmEnvironment(["gpus"])
