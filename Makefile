@@ -122,7 +122,7 @@ parity: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m crawl
 
 # The edit-test loop: the suite without the tests marked `slow` (whole run sets, `bench` subprocesses,
-# crawls, kills) or `ray`; `make test` runs them all.
+# kills), `ray` or `crawl`; `make test` runs all but the crawls, which `make parity` runs.
 test-fast: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow and not crawl"
 

@@ -31,14 +31,19 @@ WORKER_PORT_SPAN = 200  # more than a base's MAX_OFFSET + 1 ports; eight workers
 if os.environ.get("PYTEST_XDIST_WORKER"):
     serve.DEFAULT_PORT_BASE += WORKER_PORT_SPAN * (1 + int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")))
 
-# A test process runs hundreds of run sets: each takes the replica server (and browser) the one
+# A test process runs many run sets: each takes the replica server (and browser) the one
 # before it kept, as a notebook may, instead of paying their start again. A test of a run set's own
 # server still sees it start, die, restart and stop within the run set.
 os.environ.setdefault(KEEP_WARM_ENV, "1")
 
-# LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
-# before any test module imports LiteLLM or a test registers (and the fixture below restores) scripts.
-get_model("scripted/oracle")
+
+def pytest_configure(config):
+    """LiteLLM is configured (offline), and the scripted provider set up with its built-in scripts,
+    before any test module imports LiteLLM or a test registers (and the fixture below restores)
+    scripts; not in pytest-xdist's controller, which runs no test (LiteLLM's import is 3 s of CPU)."""
+    if getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput"):
+        return
+    get_model("scripted/oracle")
 
 
 @pytest.fixture(autouse=True)

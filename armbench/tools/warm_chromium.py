@@ -28,9 +28,12 @@ START_TIMEOUT_S = 60.0
 
 
 class WarmChromium:
+    """The kept Chromium: its DevTools address, and the thread whose loop holds its Playwright."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.address: str | None = None
+        self.launched_with: tuple[str, ...] = ()  # the binary and its flags
         self.connected = threading.Event()  # set while the kept Chromium lives
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopping: asyncio.Event | None = None
@@ -41,7 +44,7 @@ class WarmChromium:
         """The DevTools address of the kept Chromium at `path`, launched with `args` if none lives.
         Blocks while it launches: from async code use `asyncio.to_thread`."""
         with self.lock:
-            if not self._alive():
+            if not self._alive() or self.launched_with != (path, *args):
                 self._stop()
                 self._start(path, args)
             assert self.address is not None
@@ -64,11 +67,11 @@ class WarmChromium:
     def _start(self, path: str, args: list[str]) -> None:
         port = free_port()
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self.thread = threading.Thread(target=asyncio.run, args=(self._host(path, [*args, f"--remote-debugging-port={port}"], ready),),
-                                       name="warm-chromium", daemon=True)
+        host = self._host(path, [*args, f"--remote-debugging-port={port}"], ready)
+        self.thread = threading.Thread(target=asyncio.run, args=(host,), name="warm-chromium", daemon=True)
         self.thread.start()
         ready.result(timeout=START_TIMEOUT_S)
-        self.address = f"http://127.0.0.1:{port}"
+        self.address, self.launched_with = f"http://127.0.0.1:{port}", (path, *args)
 
     async def _host(self, path: str, args: list[str], ready: concurrent.futures.Future[None]) -> None:
         self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
@@ -100,6 +103,7 @@ class WarmChromium:
             self.loop.call_soon_threadsafe(self.stopping.set)
             self.thread.join(timeout=START_TIMEOUT_S)
         self.address = self.loop = self.stopping = self.thread = None
+        self.launched_with = ()
 
 
 def unread_after_its_driver_died(loop: asyncio.AbstractEventLoop, context: dict) -> None:

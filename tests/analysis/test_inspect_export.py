@@ -7,7 +7,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import read_eval_log
 
 from armbench.engine.store import RunSetStore
 from armbench.types import RunConfig
@@ -26,7 +25,10 @@ async def oracle_set(tmp_path, gpu_design) -> RunSetStore:
 
 
 def read_logs(folder: Path) -> dict[str, object]:
-    """Every log in `folder` by task name, read back by inspect_ai."""
+    """Every log in `folder` by task name, read back by inspect_ai (imported here, as armbench does:
+    only the pytest worker that runs these tests pays for it)."""
+    from inspect_ai.log import read_eval_log
+
     logs = [read_eval_log(str(path)) for path in sorted(folder.glob("*.eval"))]
     return {log.eval.task: log for log in logs}
 

@@ -3,11 +3,13 @@ event loop connects to it, and one that died is launched again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import httpx
 import pytest
+from playwright.async_api import Error as PlaywrightError
 
-from armbench.tools.browser import Browser
+from armbench.tools.browser import LAUNCH_ARGS, Browser, find_chromium
 from armbench.tools.warm_chromium import WARM_CHROMIUM
 from tests.tools.test_browser import Site, call, tools_for
 
@@ -37,7 +39,9 @@ def test_a_warm_chromium_serves_each_run_sets_loop_and_is_launched_again_after_i
                 await session.close()
             launched = warm_browser_id()
             if close_it:  # as a crash would: the kept Chromium exits before the next run set
-                await (await browser._browser.new_browser_cdp_session()).send("Browser.close")
+                cdp = await browser._browser.new_browser_cdp_session()
+                with contextlib.suppress(PlaywrightError):  # it may close before it answers
+                    await cdp.send("Browser.close")
             return launched, page["snapshot"]
 
     first, snapshot = asyncio.run(visit())
@@ -46,3 +50,13 @@ def test_a_warm_chromium_serves_each_run_sets_loop_and_is_launched_again_after_i
     assert again != first and snapshot_again == snapshot
     WARM_CHROMIUM.stop()
     assert not WARM_CHROMIUM.connected.is_set() and WARM_CHROMIUM.address is None
+
+
+def test_a_warm_chromium_asked_for_with_other_flags_is_launched_again():
+    path = find_chromium()
+    first = WARM_CHROMIUM.endpoint(path, LAUNCH_ARGS)
+    launched = warm_browser_id()
+    assert WARM_CHROMIUM.endpoint(path, LAUNCH_ARGS) == first and warm_browser_id() == launched
+    WARM_CHROMIUM.endpoint(path, [*LAUNCH_ARGS, "--mute-audio"])
+    assert warm_browser_id() != launched
+    WARM_CHROMIUM.stop()
