@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from armbench.models.provider_errors import STOPS_THE_SET, FailureKind, classify, describe
+from armbench.models.provider_errors import STOPS_THE_SET, FailureKind, classify, describe, is_transient
 from armbench.models.ratelimit import Limiter
-from armbench.models.retry import RetryPolicy, is_transient
+from armbench.models.retry import RetryPolicy
 from armbench.types import DEFAULT_REQUEST_TIMEOUT
 
 

@@ -1,42 +1,11 @@
-"""Which provider errors are worth retrying, and how long to wait before the next attempt.
-
-Transient: rate limits (429), server errors (5xx), timeouts and broken connections — the same
-request may succeed a moment later. Everything else (bad request, auth, not found, a context
-window overflow) fails the same way every time, so it is never retried.
-"""
+"""How long to wait before the next attempt at a provider call that failed transiently (which
+failures are transient: provider_errors.py's classes)."""
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from functools import cache
 
 from armbench.types import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_DELAY
-
-TRANSIENT_STATUS = {408, 409, 425, 429}
-
-
-@cache
-def transient_types() -> tuple[type[BaseException], ...]:
-    """LiteLLM's transient errors, read when a call first fails (LiteLLM is loaded and configured by then)."""
-    import litellm
-
-    return (
-        litellm.RateLimitError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.BadGatewayError,
-        litellm.APIConnectionError,  # includes litellm.Timeout
-        litellm.Timeout,
-        ConnectionError,  # a reset socket that escaped LiteLLM's mapping
-        TimeoutError,  # our own per-request deadline
-    )
-
-
-def is_transient(error: BaseException) -> bool:
-    if isinstance(error, transient_types()):
-        return True
-    status = getattr(error, "status_code", None)
-    return isinstance(status, int) and (status in TRANSIENT_STATUS or status >= 500)
 
 
 @dataclass(frozen=True)

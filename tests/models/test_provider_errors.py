@@ -27,7 +27,8 @@ async def test_each_failure_is_named_by_its_class_then_in_the_providers_words():
     assert refused.kind is FailureKind.cannot_connect and str(refused).startswith("cannot connect: ")
     for status, said in [(401, "authentication failed (401): "), (403, "authentication failed (403): "),
                          (429, "rate limited (429, retry after 0 s): "), (503, "server error (503): "),
-                         (400, "bad request (400): "), (404, "not found (404): ")]:
+                         (400, "bad request (400): "), (404, "not found (404): "),
+                         (409, "asked to try again (409): "), (408, "timed out: ")]:
         with openai_endpoint(status) as endpoint:
             failure = await failure_at(endpoint.url)
         assert str(failure).startswith(said) and f"the provider says {status}" in str(failure), str(failure)

@@ -7,8 +7,9 @@ import pytest
 
 from armbench.models import get_model
 from armbench.models.client import ProviderFailure
+from armbench.models.provider_errors import is_transient
 from armbench.models.ratelimit import RpmLimiter
-from armbench.models.retry import RetryPolicy, is_transient, retry_after
+from armbench.models.retry import RetryPolicy, retry_after
 from armbench.players.script_registry import Reply, register_script
 
 WHERE = {"llm_provider": "scripted", "model": "m"}
@@ -26,6 +27,9 @@ HELLO = [{"role": "user", "content": "hello"}]
         litellm.APIConnectionError(message="reset", **WHERE),
         litellm.Timeout(message="slow", **WHERE),
         litellm.APIError(status_code=504, message="gateway timeout", **WHERE),
+        litellm.APIError(status_code=408, message="request timeout", **WHERE),
+        litellm.APIError(status_code=409, message="conflict", **WHERE),
+        litellm.APIError(status_code=425, message="too early", **WHERE),
         ConnectionResetError("Connection reset by peer"),
         TimeoutError("no reply"),
     ],
@@ -45,6 +49,7 @@ def test_transient_errors(error):
         litellm.PermissionDeniedError(
             message="403", response=httpx.Response(403, request=httpx.Request("POST", "http://x")), **WHERE
         ),
+        litellm.APIError(status_code=418, message="a teapot", **WHERE),
         ValueError("a bug"),
     ],
     ids=type,
