@@ -44,7 +44,7 @@ async def run_probe(client: ModelCaller) -> list[Check]:
     try:
         response, retries = await client.complete(messages, [tool.schema()], forced)
     except ProviderFailure as failure:
-        return [Check(False, "provider", f"{failure} (after {failure.attempts} attempt(s))")]
+        return [Check(False, "provider", failure.with_attempts)]
     checks = [Check(True, "provider", f"replied (served by {served_by(response)}, {retries} retries)")]
     message = response.choices[0].message
     problem = _tool_call_problem(message.tool_calls or [], word)
@@ -64,7 +64,7 @@ async def run_probe(client: ModelCaller) -> list[Check]:
     try:
         response, _ = await client.complete(messages, [tool.schema()], "auto")
     except ProviderFailure as failure:
-        return [*checks, Check(False, "tool result", f"{failure}, replying to the tool result (after {failure.attempts} attempt(s))")]
+        return [*checks, Check(False, "tool result", f"replying to the tool result: {failure.with_attempts}")]
     reply = response.choices[0].message.content or ""
     if tool.code not in reply:
         return [*checks, Check(False, "tool result", f"the reply does not quote the tool's code: {reply[:200]!r}")]

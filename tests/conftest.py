@@ -46,16 +46,25 @@ def pytest_configure(config):
     get_model("scripted/oracle")
 
 
+@contextmanager
+def settings_restored() -> Iterator[None]:
+    """The ARMBENCH_* settings as the block found them, after it: those it set or changed are undone."""
+    before = {key: value for key, value in os.environ.items() if key.startswith("ARMBENCH_")}
+    try:
+        yield
+    finally:
+        for key in [key for key in os.environ if key.startswith("ARMBENCH_") and key not in before]:
+            del os.environ[key]
+        os.environ.update(before)
+
+
 @pytest.fixture(autouse=True)
 def armbench_settings_end_with_the_test():
     """A run set whose default port base was taken moves, and says so in this process's environment
     (ARMBENCH_REPLICA_PORT_BASE); the next test starts from the settings this one found. Kept warm,
     a server left on a moved base would otherwise be the next `bench` subprocess's taken base."""
-    before = {key: value for key, value in os.environ.items() if key.startswith("ARMBENCH_")}
-    yield
-    for key in [key for key in os.environ if key.startswith("ARMBENCH_") and key not in before]:
-        del os.environ[key]
-    os.environ.update(before)
+    with settings_restored():
+        yield
 
 
 @pytest.fixture
@@ -102,13 +111,10 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def replica_env(monkeypatch):
+def replica_env():
     """Replicas on free ports with a short socket dir (UNIX socket paths are limited to ~107 bytes)."""
-    directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
-    os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
-    monkeypatch.setenv(serve.PORT_BASE_ENV, str(free_port_base()))
-    monkeypatch.setenv(serve.SOCKET_DIR_ENV, directory)
-    yield
+    with own_replica_settings() as directory:
+        yield
     shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -118,16 +124,9 @@ def own_replica_settings() -> Iterator[str]:
     dir is yielded: its replicas may serve past the block, so whoever stops them removes it)."""
     directory = tempfile.mkdtemp(prefix="ab-", dir="/tmp")
     os.chmod(directory, 0o755)  # the python sandbox runs as another user and must reach the sockets
-    saved = {key: os.environ.get(key) for key in (serve.PORT_BASE_ENV, serve.SOCKET_DIR_ENV)}
-    os.environ.update({serve.PORT_BASE_ENV: str(free_port_base()), serve.SOCKET_DIR_ENV: directory})
-    try:
+    with settings_restored():
+        os.environ.update({serve.PORT_BASE_ENV: str(free_port_base()), serve.SOCKET_DIR_ENV: directory})
         yield directory
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @pytest.fixture(scope="session")
@@ -167,12 +166,13 @@ def cli(capsys):
             del os.environ[key]
         os.environ.update(env or {})
         try:
-            main(list(args))
+            with settings_restored():
+                main(list(args))
             code = 0
         except SystemExit as exit_:
             code = exit_.code or 0
         finally:
-            for key in [key for key in os.environ if key.startswith("ARMBENCH_") and key not in saved]:
+            for key in set(env or {}) - set(saved):  # `env` ends with the call too
                 del os.environ[key]
             os.environ.update(saved)
         captured = capsys.readouterr()

@@ -273,7 +273,7 @@ async def _complete(episode: Episode, messages, arm: ArmTools, client: ModelCall
         if failure.context_window_exceeded:
             episode.end(StopReason.context_window, str(failure), ErrorKind.agent)  # the conversation grew too long
         else:
-            episode.end(StopReason.infra_error, f"{failure} (after {failure.attempts} attempt(s))", ErrorKind.infra)
+            episode.end(StopReason.infra_error, failure.with_attempts, ErrorKind.infra)
             episode.stops_the_set = episode.retryable = failure.stops_the_set(first_call=not episode.call_usage)
         return None
     finally:

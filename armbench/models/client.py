@@ -30,6 +30,11 @@ class ProviderFailure(Exception):
         self.attempts = attempts
 
     @property
+    def with_attempts(self) -> str:
+        """What failed and how many attempts it was given, as a person is told."""
+        return f"{self} (after {self.attempts} attempt(s))"
+
+    @property
     def context_window_exceeded(self) -> bool:
         """The conversation outgrew the model's context: the agent's failure, not the provider's."""
         return self.kind is FailureKind.context_window

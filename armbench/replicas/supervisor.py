@@ -120,11 +120,10 @@ class ReplicaServer:
         return self.endpoints
 
     def serves(self, replicas: list[Replica]) -> bool:
-        """It runs, on the current port base and socket dir, and every one of `replicas` answers
-        healthy with its data."""
-        names = {replica.name for replica in self.replicas}
-        return (bool(self.listeners) and self.exit_code() is None and self.pid_file == pid_path()
-                and all(replica.name in names and health(replica) for replica in replicas))
+        """It runs, listens where each of `replicas` is looked for now (the current port base and
+        socket dir), and each answers healthy with its data."""
+        return self.exit_code() is None and all(endpoint(replica) in self.listening and health(replica)
+                                                for replica in replicas)
 
     def exit_code(self) -> int | None:
         """The server's exit code once it has died (it is reaped then), else None."""
@@ -257,7 +256,7 @@ class WarmServer:
     def __init__(self) -> None:
         self.kept: ReplicaServer | None = None
         self.lock = threading.Lock()
-        atexit.register(self.drop)
+        atexit.register(self.keep, None)
 
     def take(self, replicas: list[Replica]) -> ReplicaServer | None:
         """The kept server if it still serves all `replicas` here (it is no longer kept then)."""
@@ -271,17 +270,12 @@ class WarmServer:
         server.stop()
         return None
 
-    def keep(self, server: ReplicaServer) -> None:
+    def keep(self, server: ReplicaServer | None) -> None:
+        """Keep `server` (None: none, as at the process's exit), stopping the one kept before."""
         with self.lock:
             dropped, self.kept = self.kept, server
         if dropped is not None:
             dropped.stop()
-
-    def drop(self) -> None:
-        with self.lock:
-            server, self.kept = self.kept, None
-        if server is not None:
-            server.stop()
 
 
 WARM = WarmServer()

@@ -125,7 +125,7 @@ class Browser:
         playwright = await async_playwright().start()
         try:
             path = find_chromium(bundled=playwright.chromium.executable_path)
-            self._browser = await (connect_warm(playwright, path) if self.warm else launch(playwright, path))
+            self._browser = await launch(playwright, path, self.warm)
         except BaseException:
             await playwright.stop()
             raise
@@ -412,19 +412,13 @@ class BrowserSession:
                 await route.abort("blockedbyclient")
 
 
-async def launch(playwright: Playwright, path: str) -> PlaywrightBrowser:
+async def launch(playwright: Playwright, path: str, warm: bool = False) -> PlaywrightBrowser:
+    """Chromium at `path`, or with `warm` a connection to the one this process keeps."""
     try:
-        return await playwright.chromium.launch(
-            executable_path=path, chromium_sandbox=False, args=LAUNCH_ARGS
-        )
-    except PlaywrightError as error:
-        raise UserError(f"Chromium at {path} did not start: {first_line(error)}") from None
-
-
-async def connect_warm(playwright: Playwright, path: str) -> PlaywrightBrowser:
-    try:
-        address = await asyncio.to_thread(WARM_CHROMIUM.endpoint, path, LAUNCH_ARGS)
-        return await playwright.chromium.connect_over_cdp(address)
+        if warm:
+            address = await asyncio.to_thread(WARM_CHROMIUM.endpoint, path, LAUNCH_ARGS)
+            return await playwright.chromium.connect_over_cdp(address)
+        return await playwright.chromium.launch(executable_path=path, chromium_sandbox=False, args=LAUNCH_ARGS)
     except (PlaywrightError, TimeoutError) as error:
         raise UserError(f"Chromium at {path} did not start: {first_line(error)}") from None
 

@@ -32,7 +32,7 @@ class WarmChromium:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.address: str | None = None
+        self.port: int | None = None  # its DevTools port, once launched
         self.launched_with: tuple[str, ...] = ()  # the binary and its flags
         self.connected = threading.Event()  # set while the kept Chromium lives
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -50,16 +50,20 @@ class WarmChromium:
             assert self.address is not None
             return self.address
 
+    @property
+    def address(self) -> str | None:
+        return None if self.port is None else f"http://127.0.0.1:{self.port}"
+
     def stop(self) -> None:
         with self.lock:
             self._stop()
 
     def _alive(self) -> bool:
         """Launched, not known to have died, and its port still answers (a death is seen late)."""
-        if self.address is None or not self.connected.is_set():
+        if self.port is None or not self.connected.is_set():
             return False
         try:
-            socket.create_connection(("127.0.0.1", int(self.address.rsplit(":", 1)[1])), timeout=1).close()
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
         except OSError:
             return False
         return True
@@ -71,7 +75,7 @@ class WarmChromium:
         self.thread = threading.Thread(target=asyncio.run, args=(host,), name="warm-chromium", daemon=True)
         self.thread.start()
         ready.result(timeout=START_TIMEOUT_S)
-        self.address, self.launched_with = f"http://127.0.0.1:{port}", (path, *args)
+        self.port, self.launched_with = port, (path, *args)
 
     async def _host(self, path: str, args: list[str], ready: concurrent.futures.Future[None]) -> None:
         self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
@@ -102,7 +106,7 @@ class WarmChromium:
         if self.thread is not None and self.thread.is_alive() and self.loop is not None and self.stopping is not None:
             self.loop.call_soon_threadsafe(self.stopping.set)
             self.thread.join(timeout=START_TIMEOUT_S)
-        self.address = self.loop = self.stopping = self.thread = None
+        self.port = self.loop = self.stopping = self.thread = None
         self.launched_with = ()
 
 

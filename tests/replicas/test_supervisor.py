@@ -225,7 +225,7 @@ def test_a_kept_warm_server_serves_the_next_run_set_and_stops_at_exit(replica_en
     second, endpoints = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
     assert second is first and endpoints == {"gpus": endpoint(GPU_DOMAIN.replica)}
     supervisor.done_with(second, keep=True)
-    supervisor.WARM.drop()  # what the process's exit does
+    supervisor.WARM.keep(None)  # what the process's exit does
     assert not health(GPU_DOMAIN.replica) and not pid_path().exists()
 
 
@@ -247,7 +247,7 @@ def test_a_kept_server_that_died_or_lacks_a_replica_is_replaced(replica_env):
     assert again.exit_code() is not None and not health(moon)  # not kept: stopped with its run set
 
 
-async def test_keep_warm_is_one_or_zero(monkeypatch):
+def test_keep_warm_is_one_or_zero(monkeypatch):
     monkeypatch.setenv(KEEP_WARM_ENV, "yes")
     with pytest.raises(UserError, match="ARMBENCH_KEEP_WARM='yes': say 1 .* or 0"):
         ArmEnvironment(["gpus"])
