@@ -13,8 +13,9 @@ between them, one UNIX socket per replica, that holds the run to
   sends no new request until it has earned its way out.
 Server time is what one run's traffic costs the others: a 4 MB World Bank reply holds the replica's
 interpreter for ~0.1 s. Counting bytes would miss many small requests, counting requests would miss
-big replies; the clock sees both. The wait for a reply beyond that is the harness's (other runs'
-requests ahead of it): the share counts it (`waited_s`), and the sandbox's wall limit does not.
+big replies; the clock sees both. The wait for a reply beyond that (other runs' requests ahead of
+it, or a busy server writing a reply in parts) is the harness's: the share counts it (`waited_s`),
+and the sandbox's wall limit does not.
 """
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 
 from armbench.tools.sandbox import ReplicaRoute
@@ -50,7 +51,7 @@ class ReplicaShare:
         self.time_share = time_share
         self.burst_s = burst_s
         self.balance = burst_s  # seconds of server time the run may still take at once
-        self.awaited = 0  # requests out whose reply has not started
+        self.awaited = 0  # requests out whose reply (or the rest of it) has not come
         self.awaited_s = 0.0  # time in which any request of the run awaited its reply
         self.updated = time.monotonic()
 
@@ -81,8 +82,20 @@ class ReplicaShare:
         self.awaited -= 1
         self.balance -= cost_s if cost_s is not None else self.updated - sent_at
 
+    @contextmanager
+    def awaiting_more(self) -> Iterator[None]:
+        """The rest of a reply is awaited: counted as the harness's time, as its first byte was (a
+        busy server may write a reply's head and its body apart), and paid for by no one."""
+        self.settle()
+        self.awaited += 1
+        try:
+            yield
+        finally:
+            self.settle()
+            self.awaited -= 1
+
     def waited_s(self) -> float:
-        """How long, so far, the run had a request out and no reply to it yet (the harness's time)."""
+        """How long, so far, the run awaited a reply, or the rest of one (the harness's time)."""
         self.settle()
         return self.awaited_s
 
@@ -91,7 +104,8 @@ async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.St
                 client_writer: asyncio.StreamWriter) -> None:
     """One request: wait for a slot and for the run to be out of debt, forward the request head with
     `Connection: close` (the replicas take GET and HEAD; a body or a pipelined request behind the
-    head is not forwarded), charge the wait for the reply's first byte, then pass the reply on."""
+    head is not forwarded), charge the wait for the reply's first byte, then pass the reply on (its
+    wait for the rest of the reply is the harness's too)."""
     if share.waiting >= MAX_WAITING:  # each waiting connection holds a harness file descriptor
         await refuse(client_writer, "503 Service Unavailable", f"sandbox: more than {MAX_WAITING} "
                      f"connections wait for the replica; {share.connections} are served at once")
@@ -142,8 +156,9 @@ async def pass_reply(share: ReplicaShare, head: bytes, server_reader: asyncio.St
         share.answered(sent_at, cost_s)
     while data:
         client_writer.write(data)
-        await client_writer.drain()
-        data = await server_reader.read(READ_CHUNK)
+        await client_writer.drain()  # the sandbox's time: it reads at its own pace
+        with share.awaiting_more():
+            data = await server_reader.read(READ_CHUNK)
 
 
 def closing(head: bytes, *added: bytes) -> bytes:

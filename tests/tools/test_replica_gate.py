@@ -47,12 +47,14 @@ print("done")
 
 
 class SlowServer:
-    """A stand-in replica on a UNIX socket: `delay_s` per request, keep-alive unless asked to close
-    (as uvicorn does), no measured cost; counts requests and concurrency."""
+    """A stand-in replica on a UNIX socket: `delay_s` per request (and `body_after_s` between a
+    reply's head and its body), keep-alive unless asked to close (as uvicorn does), no measured
+    cost; counts requests and concurrency."""
 
-    def __init__(self, directory, delay_s: float = 0.2):
+    def __init__(self, directory, delay_s: float = 0.2, body_after_s: float = 0.0):
         os.chmod(directory, 0o755)
         self.delay_s = delay_s
+        self.body_after_s = body_after_s
         self.path = str(directory / "slow.sock")
         self.heads: list[bytes] = []
         self.open_now = self.most = 0
@@ -64,7 +66,11 @@ class SlowServer:
             while head := await reader.readuntil(b"\r\n\r\n"):
                 self.heads.append(head)
                 await asyncio.sleep(self.delay_s)
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+                if self.body_after_s:
+                    await writer.drain()
+                    await asyncio.sleep(self.body_after_s)
+                writer.write(b"ok")
                 await writer.drain()
                 if b"connection: close" in head.lower():
                     break
@@ -166,6 +172,19 @@ async def test_a_slow_replica_reply_does_not_count_against_the_calls_wall_limit(
         outcome = await tool.invoke({"code": code})
     assert outcome.result["stdout"] == "b'ok'\n" and not outcome.result["timed_out"], outcome.result
     assert tool.share.waited_s() >= 1.5 and tool.share.balance < 0
+
+
+@pytest.mark.slow
+async def test_a_reply_whose_body_comes_late_does_not_count_against_the_calls_wall_limit(tmp_path):
+    """A busy replica writes a reply's head at once and its body 1.5 s later, inside a call with a
+    1 s wall limit: the call ends normally, and the wait for the body is the harness's too."""
+    slow = SlowServer(tmp_path, delay_s=0.0, body_after_s=1.5)
+    async with slow as route:
+        tool = PythonTool([route], SandboxConfig(wall_timeout_s=1.0))
+        code = f"import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{route.port}/').read())"
+        outcome = await tool.invoke({"code": code})
+    assert outcome.result["stdout"] == "b'ok'\n" and not outcome.result["timed_out"], outcome.result
+    assert tool.share.waited_s() >= 1.5
 
 
 COST_OF = """
