@@ -106,13 +106,15 @@ lint: setup
 
 # The suite on TEST_WORKERS pytest-xdist processes (each test's replicas on ports of its own: a
 # taken default base moves), and beside them the Ray tests, whose cluster mostly waits; their
-# output follows the suite's.
+# output follows the suite's. Whole modules go to the workers in conftest's order (the modules with
+# most `slow` tests first): each module's fixtures start once, and no long test is met last.
 TEST_WORKERS ?= 4
 RAY_TEST_LOG := .pytest_cache/ray-tests.log
 test: setup
 	@mkdir -p .pytest_cache
 	@$(BIN)/python -m pytest -m ray > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not crawl"; suite=$$?; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		-m "not local and not ray and not crawl"; suite=$$?; \
 	wait $$ray; ray=$$?; echo "the Ray tests:"; cat $(RAY_TEST_LOG); [ $$suite -eq 0 ] && [ $$ray -eq 0 ]
 
 # Site-tool parity: every domain's whole replica site read with its site reader holds the rows and

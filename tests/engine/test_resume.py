@@ -239,27 +239,6 @@ def open_status(pid: int) -> str:
 
 
 @pytest.mark.slow
-def test_kill_9_mid_set_then_resume(tmp_path, replica_env):
-    """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished: its replica
-    server goes with it; a resume loses and redoes nothing."""
-    out = tmp_path / "killed"
-    process, servers = stop_mid_set(out, signal.SIGKILL)
-    assert gone_within(servers, 5.0), f"replica servers {servers} outlived the killed bench"
-    runs = out / "runs.jsonl"
-    before = runs.read_text().splitlines()
-    assert 3 <= len(before) < 10, "the set finished before it could be killed"
-
-    resumed = subprocess.run([*SLOW_SET, "--resume", str(out)], env=keyless_env(), capture_output=True,
-                             text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
-    after = runs.read_text().splitlines()
-    assert after[: len(before)] == before
-    run_ids = [json.loads(line)["run_id"] for line in after]
-    assert len(run_ids) == len(set(run_ids)) == 10
-    assert f"{len(before)} were done before this resume" in resumed.stderr
-
-
-@pytest.mark.slow
 def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
     """SIGTERM (what `timeout` sends): exit 143, every record whole, how to resume said, and the
     replica server stopped."""
@@ -275,11 +254,18 @@ def test_sigterm_stops_like_ctrl_c(tmp_path, replica_env):
 
 
 @pytest.mark.slow
-def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_env):
-    """One writer per run set: of two `--resume`s of one killed set started together, one is refused
-    while the other runs (exit 2, naming the holder); the set ends with one record per planned run."""
+def test_kill_9_mid_set_then_two_resumes_at_once_one_writes_and_redoes_nothing(tmp_path, replica_env):
+    """`bench run` in a subprocess with a slow model, SIGKILLed after some runs finished: its replica
+    server goes with it. One writer per run set: of two `--resume`s started together, one is refused
+    while the other runs (exit 2, naming the holder); the writer loses and redoes nothing, and the
+    set ends with one record per planned run."""
     out = tmp_path / "killed"
-    stop_mid_set(out, signal.SIGKILL)
+    _process, servers = stop_mid_set(out, signal.SIGKILL)
+    assert gone_within(servers, 5.0), f"replica servers {servers} outlived the killed bench"
+    runs = out / "runs.jsonl"
+    before = runs.read_text().splitlines()
+    assert 3 <= len(before) < 10, "the set finished before it could be killed"
+
     resumes = [subprocess.Popen([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
     refused, writer = first_to_end(resumes, 120)
@@ -287,8 +273,11 @@ def test_two_resumes_at_once_one_writes_the_other_is_refused(tmp_path, replica_e
     assert writer.poll() is None, "the refused resume waited for the other to finish"
     assert refused.returncode == 2 and "Traceback" not in message, message
     assert f"{out} is being written by another `bench run` (pid {writer.pid})" in message
-    assert writer.wait(timeout=300) == 0, writer.stderr.read()
-    run_ids = [json.loads(line)["run_id"] for line in (out / "runs.jsonl").read_text().splitlines()]
+    code, said = writer.wait(timeout=300), writer.stderr.read()
+    assert code == 0 and f"{len(before)} were done before this resume" in said, said
+    after = runs.read_text().splitlines()
+    assert after[: len(before)] == before
+    run_ids = [json.loads(line)["run_id"] for line in after]
     assert len(run_ids) == len(set(run_ids)) == 10
 
 
