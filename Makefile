@@ -9,7 +9,7 @@ WHEEL_CHECK ?= /tmp/armbench-wheel-check
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup setup-demo demo demo-oracle oracle oracle-loaded wheel-check lint test parity test-fast test-local bench nightly nightly-live data local-model clean
+.PHONY: setup setup-demo demo demo-oracle oracle oracle-loaded wheel-check lint test parity docs test-fast test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -114,7 +114,7 @@ test: setup
 	@mkdir -p .pytest_cache
 	@$(BIN)/python -m pytest -m ray > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
-		-m "not local and not ray and not crawl"; suite=$$?; \
+		-m "not local and not ray and not crawl and not docs"; suite=$$?; \
 	wait $$ray; ray=$$?; echo "the Ray tests:"; cat $(RAY_TEST_LOG); [ $$suite -eq 0 ] && [ $$ray -eq 0 ]
 
 # Site-tool parity: every domain's whole replica site read with its site reader holds the rows and
@@ -123,10 +123,20 @@ test: setup
 parity: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m crawl
 
+# The docs site (mkdocs.yml): built with --strict, so a broken link or anchor fails it, into a scratch
+# folder; then every command the docs show, run as written (tests/test_docs.py, marked `docs`; the
+# own-table walkthrough and the Python API example are followed by tests `make test` runs).
+DOCS_SITE ?= /tmp/armbench-site
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
+	rm -rf $(DOCS_SITE)
+	$(BIN)/python -m pytest -m docs tests/test_docs.py
+
 # The edit-test loop: the suite without the tests marked `slow` (whole run sets, `bench` subprocesses,
-# kills), `ray` or `crawl`; `make test` runs all but the crawls, which `make parity` runs.
+# kills), `ray`, `crawl` or `docs`; `make test` runs all but the crawls and the docs' commands, which
+# `make parity` and `make docs` run.
 test-fast: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow and not crawl"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow and not crawl and not docs"
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
 test-local: setup local-model

@@ -105,7 +105,7 @@ def recording_summary(run_set: Path) -> list[str]:
 def main() -> None:
     run_set = Path(sys.argv[1])
     if not (run_set / "recording").is_dir():
-        sys.exit(f"{run_set} holds no recording: record one first (README: Record, replay and the regression gate)")
+        sys.exit(f"{run_set} holds no recording: record one first (docs/nightly.md: record, replay and the regression gate)")
     speed = measure_speed(run_set)
     if speed is None:
         print("local model: not installed (run `make local-model`); speed not measured")

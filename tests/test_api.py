@@ -1,4 +1,4 @@
-"""The Python API as the README shows it: its example is run here, as a doctest."""
+"""The Python API as docs/python-api.md shows it: its example is run here, as a doctest."""
 from __future__ import annotations
 
 import doctest
@@ -10,17 +10,17 @@ import pytest
 
 from armbench.paths import ROOT
 
+PAGE = ROOT / "docs" / "python-api.md"
 
-def readme_example() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Python API"):readme.index("## Run engine")]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+def page_example() -> str:
+    return re.search(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S).group(1)
 
 
 @pytest.mark.slow
-def test_the_readme_example_runs_as_written(tmp_path):
-    test = doctest.DocTestParser().get_doctest(readme_example(), {"run_set_folder": tmp_path / "set"},
-                                               "README: Python API", "README.md", 0)
+def test_the_docs_example_runs_as_written(tmp_path):
+    test = doctest.DocTestParser().get_doctest(page_example(), {"run_set_folder": tmp_path / "set"},
+                                               "docs: Python API", str(PAGE), 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0 and runner.tries >= 5

@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,19 +49,22 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def openai_endpoint(*statuses: int, reply: dict[str, Any] = REPLY) -> Iterator[Endpoint]:
+def openai_endpoint(*statuses: int, reply: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]] = REPLY
+                    ) -> Iterator[Endpoint]:
     """A chat-completions endpoint answering each request with the next of `statuses` (the last
-    one from then on; default 200): `reply` on 200, else an error body saying the status (and
-    `Retry-After: 0` on a 429)."""
+    one from then on; default 200): `reply` on 200 (or what `reply(request body)` makes of the
+    request: a scripted model), else an error body saying the status (and `Retry-After: 0` on a 429)."""
     endpoint = Endpoint("")
     answers = statuses or (200,)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
-            endpoint.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            endpoint.bodies.append(request)
             status = answers[min(len(endpoint.statuses), len(answers) - 1)]
             endpoint.statuses.append(status)
-            body = json.dumps(reply if status == 200 else
+            answer = reply(request) if callable(reply) else reply
+            body = json.dumps(answer if status == 200 else
                               {"error": {"message": f"the provider says {status}", "type": "error"}}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -199,7 +199,7 @@ def test_the_question_files_load_empty_and_their_examples_verify(roots):
         assert derived.to_list() == question.answer == answer
         (call,) = question.solutions["tooled"].calls
         assert call.tool == "cities_query" and call.args != tool_example  # the description's example is no solution
-        # the site reader and the SQL: test_walkthrough plays the README's copy of this example in both arms
+        # the site reader and the SQL: test_walkthrough plays docs/own-table.md's copy of this example in both arms
         assert question.solutions["browsing"] == "derived"
         path.write_text(yaml.safe_dump(document, sort_keys=False))
         assert len(load_set_file(path).questions) == 1
@@ -360,12 +360,11 @@ def test_bench_domain_new_with_a_bad_csv_exits_2_with_one_line(tmp_path):
     assert not any((tmp_path / "domains").iterdir()) and not (tmp_path / "questions").exists()
 
 
-def test_the_readme_shows_the_example_question_cities_gets(roots):
-    """The README's walkthrough adds the scaffold's own example: the two must not drift apart."""
+def test_the_docs_show_the_example_question_cities_gets(roots):
+    """docs/own-table.md's walkthrough adds the scaffold's own example: the two must not drift apart."""
     from armbench.paths import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Benchmark a tool on your own table", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "own-table.md").read_text(encoding="utf-8")
     shown = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     made = scaffold(roots)
     assert yaml.safe_load(shown) == {"questions": uncommented(made.questions / "design.yaml")["questions"]}

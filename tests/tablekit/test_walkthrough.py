@@ -1,9 +1,10 @@
-"""The README's "Benchmark a tool on your own table", followed literally with the tests' 40-city CSV,
-in a temporary domains and questions folder: scaffold, build, check, add the README's question,
+"""docs/own-table.md, "Benchmark a tool on your own table", followed literally with the tests' 40-city CSV,
+in a temporary domains and questions folder: scaffold, build, check, add the page's question,
 verify, freeze, the oracle at 100% in both arms, and `bench mcp serve cities` offering cities_query.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -17,30 +18,28 @@ from mcp import Client, StdioServerParameters
 from armbench.paths import ROOT
 
 BENCH = [sys.executable, "-m", "armbench.cli"]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "own-table.md"
 CSV = ROOT / "tests" / "fixtures" / "cities.csv"
 
 
 def walkthrough() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Benchmark a tool on your own table")
-    return text[start:text.index("\n## ", start + 1)]
+    return PAGE.read_text(encoding="utf-8")
 
 
-def readme_commands(section: str) -> list[list[str]]:
-    """Every `.venv/bin/bench ...` line of the section's shell blocks, comments dropped."""
+def page_commands(section: str) -> list[list[str]]:
+    """Every `.venv/bin/bench ...` line of the page's shell blocks, comments dropped."""
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
     lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
     return [line.split()[1:] for line in lines if line.startswith(".venv/bin/bench ")]
 
 
-def readme_question(section: str) -> dict:
+def page_question(section: str) -> dict:
     (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
     return yaml.safe_load(block)
 
 
 @pytest.mark.slow
-def test_the_readme_walkthrough(tmp_path, replica_env):
+def test_the_docs_walkthrough(tmp_path, replica_env):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
     (tmp_path / "domains").mkdir()
@@ -51,11 +50,11 @@ def test_the_readme_walkthrough(tmp_path, replica_env):
         return result
 
     section = walkthrough()
-    commands = readme_commands(section)
+    commands = page_commands(section)
     assert [command[:2] for command in commands] == [
         ["domain", "new"], ["data", "build"], ["domain", "check"], ["questions", "verify"],
         ["questions", "freeze"], ["run", "--domain"], ["mcp", "serve"]]
-    new, build, check, verify, freeze, run, _serve = commands
+    new, build, check, verify, freeze, run, serve = commands
 
     bench(*new)
     bench(*build)
@@ -64,7 +63,7 @@ def test_the_readme_walkthrough(tmp_path, replica_env):
     design = tmp_path / "questions" / "cities" / "design.yaml"
     document = yaml.safe_load(design.read_text())
     assert document["questions"] == []
-    question = yaml.safe_dump(readme_question(section), sort_keys=False)
+    question = yaml.safe_dump(page_question(section), sort_keys=False)
     design.write_text(design.read_text().replace("\nquestions: []\n", f"\n{question}", 1))
     bench(*verify)
     bench(*freeze)
@@ -75,6 +74,13 @@ def test_the_readme_walkthrough(tmp_path, replica_env):
     assert {record["arm"] for record in records} == {"browsing", "tooled"}
     assert all(record["correct"] for record in records), [(r["run_id"], r["error"]) for r in records]
     assert all(r["actions_by_tool"].get("cities_query") for r in records if r["arm"] == "tooled")
+    assert asyncio.run(tools_offered(serve, env)) == ["cities_query"]
+
+
+async def tools_offered(serve: list[str], env: dict[str, str]) -> list[str]:
+    """What `bench mcp serve ...` offers an MCP client over stdio."""
+    async with Client(StdioServerParameters(command=BENCH[0], args=[*BENCH[1:], *serve], env=env, cwd=ROOT)) as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
 
 
 async def test_bench_mcp_serve_offers_the_table_tool(tmp_path):
