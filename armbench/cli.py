@@ -603,12 +603,12 @@ def print_report(run_set: Path, *, full: bool = False) -> None:
     from armbench.analysis.publish import read_manifest, title_of, write_report
     from armbench.analysis.report import by_domain
     from armbench.analysis.summary import summarize
-    from armbench.analysis.tables import to_rich, to_rich_split
+    from armbench.analysis.tables import prose, to_rich, to_rich_split
     from armbench.engine.store import open_run_set
 
     store = open_run_set(run_set)
     tables, written = write_report(store)
-    out.print(f"[bold]{title_of(store)}[/bold]", highlight=False)
+    out.print(prose(title_of(store), out.width, "bold"))
     if full:
         for table in tables:
             out.print(to_rich(table))
@@ -617,13 +617,13 @@ def print_report(run_set: Path, *, full: bool = False) -> None:
     records = store.records_to_report()
     figures = by_domain(records)
     for line in headlines(figures):
-        out.print(line, style="bold", highlight=False)
+        out.print(prose(line, out.width, "bold"))
     for warning in filter(None, [exclusions(summarize(records)), *tool_drift_notices(read_manifest(store))]):
-        out.print(warning, style="yellow", highlight=False)
+        out.print(prose(warning, out.width, "yellow"))
     out.print(to_rich_split(study_table(figures)))
     markdown, html = written[:2]
-    out.print(f"CIs and every table: `bench report --full`, or {markdown.name} and {html.name} in {markdown.parent}",
-              highlight=False)
+    out.print(prose(f"CIs and every table: `bench report --full`, or {markdown.name} and {html.name} in "
+                    f"{markdown.parent}", out.width))
 
 
 def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import textwrap
 from dataclasses import dataclass
 
 from rich import box
@@ -110,6 +111,12 @@ def stacked(table: Table) -> Group:
 UNBOUNDED = 10_000  # columns: wider than any table's natural width
 
 
+def prose(text: str, width: int, style: str = "") -> Text:
+    """`text` wrapped at spaces to `width` columns: rich's own wrapping leaves the space it broke at
+    at the end of the line, which a reader piping the summary to a file or a diff then sees."""
+    return Text("\n".join(textwrap.wrap(text, width, break_on_hyphens=False)), style=style)
+
+
 def to_rich_split(table: Table) -> RenderableType:
     """The table as grids at any width: its figure columns split into as few parts as fit, each
     part repeating the key columns, so every row stays one line. A column header's first line
@@ -131,8 +138,8 @@ class Split:
                 yield Text("")
             yield compact_grid(table, part)
         if table.note:
-            yield Text(table.note, style="dim")
-        yield from (Text(notice, style="yellow") for notice in table.notices)
+            yield prose(table.note, options.max_width, "dim")
+        yield from (prose(notice, options.max_width, "yellow") for notice in table.notices)
 
 
 def figure_groups(table: Table) -> list[list[int]]:
