@@ -172,14 +172,15 @@ def keeps_warm() -> bool:
 class ArmEnvironment:
     def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
                  synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
-                 own_replicas: bool = True):
+                 own_replicas: bool = True, keep_warm: bool | None = None):
         """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP);
         `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s;
         `own_replicas`: start and supervise replicas of its own, or (False: a Ray actor beside its
-        driver) use the ones running on the current port base, which their owner supervises."""
+        driver) use the ones running on the current port base, which their owner supervises;
+        `keep_warm`: keep the replicas and Chromium for the next environment (default: KEEP_WARM_ENV)."""
         self.domains = sorted(set(domains))
         self.own_replicas = own_replicas
-        self.keep_warm = keeps_warm()
+        self.keep_warm = keeps_warm() if keep_warm is None else keep_warm
         self.server: ReplicaServer | None = None
         self.watch: ServerWatch | None = None
         self._supervisor: asyncio.Task | None = None

@@ -1,0 +1,178 @@
+"""armbench's questions as a native inspect_ai task, for researchers who run their agents there:
+
+    inspect eval armbench/questions -T domain=gpus -T arm=tooled -T set=heldout --model <any inspect model>
+
+inspect finds the task through the `inspect_ai` entry point in pyproject.toml. Each sample is one
+question. The task plays what `bench run` plays:
+- the same system prompt, user prompt and budget of tool calls (a call past it is not made);
+- the arm's tools, with the same names, descriptions and parameter schemas, but for what inspect's
+  tool schema has no field for: `$ref`s are written out in place of `$defs`, and `title`,
+  `minItems` and `maxItems` are not sent (the tools still enforce them, as tool errors);
+- the replicas of every domain and one Chromium, started by the first sample of an eval (or eval
+  set, whose tasks run at once) and kept warm when its last sample ends, for the next eval;
+- the strict grader: inspect's CORRECT or INCORRECT, armbench's outcome and miss reason in the
+  score's metadata. A tool whose backend broke (a dead replica, a starved sandbox) fails the
+  sample: inspect records an error, never a wrong answer.
+
+inspect-ai is an optional extra (`pip install -e '.[inspect]'`): nothing else imports this module.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.tool import ToolDef, ToolParams
+
+from armbench.arms import ARMS
+from armbench.arms.environment import ArmEnvironment, resources_prompt
+from armbench.domains import DOMAINS
+from armbench.engine.agent import system_prompt
+from armbench.grading.strict import extract_answer, grade
+from armbench.questions import load_set_file, set_path
+from armbench.tools.base import ArmTools, OfferedTool, ToolError, ToolOutcome
+from armbench.types import DEFAULT_BUDGET, StopReason
+
+
+@task
+def questions(domain: str = "gpus", arm: str = "tooled", set: str = "heldout",  # -T set=..., as `bench run --set`
+              budget: int = DEFAULT_BUDGET) -> Task:
+    """One question set of one domain, in one arm, graded as `bench run` grades it."""
+    if domain not in DOMAINS:
+        raise ValueError(f"domain {domain!r}: one of {', '.join(sorted(DOMAINS))}")
+    if arm not in ARMS or ARMS[arm].needs_tool_from:
+        raise ValueError(f"arm {arm!r}: browsing or tooled (a synthesized tool needs `bench run --tool-from`)")
+    path = set_path(domain, set)
+    if not path.exists():
+        raise ValueError(f"no question set {set!r} for {domain} ({path})")
+    question_set = load_set_file(path)
+    samples = [Sample(id=question.id, input=question.prompt(), target=question.answer,
+                      metadata={"separator": question.separator, "domain": domain, "set": set, "arm": arm})
+               for question in question_set.questions]
+    return Task(dataset=MemoryDataset(samples, name=f"{domain}-{set}"), solver=armbench_agent(domain, arm, budget),
+                scorer=strict_answer(), name=f"armbench-{domain}-{set}-{arm}",
+                metadata={"domain": domain, "set": set, "arm": arm, "budget": budget})
+
+
+@solver
+def armbench_agent(domain: str, arm: str, budget: int = DEFAULT_BUDGET):
+    """armbench's episode loop on an inspect model: generate, then call the tools the model asked
+    for, one by one, until it answers or has spent its budget (a call past it is not made)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        async with ENVIRONMENT.use() as env, env.open_arm(arm, domain) as tools:
+            resources = resources_prompt({domain: env.target(domain).base_url})
+            state.messages = [ChatMessageSystem(content=system_prompt(budget, resources)),
+                              ChatMessageUser(content=state.input_text)]
+            state.tools = [inspect_tool(tool) for tool in tools.tools]
+            actions = 0
+            while True:
+                state = await generate(state, tool_calls="none")
+                calls = state.output.message.tool_calls or []
+                if not calls:
+                    return state
+                for call in calls:
+                    if actions >= budget:
+                        state.metadata["stop_reason"] = StopReason.budget.value
+                        return state
+                    actions += 1
+                    outcome = await call_tool(tools, call.function, call.arguments)
+                    state.messages.append(ChatMessageTool(content=outcome.to_message_content(), tool_call_id=call.id,
+                                                          function=call.function))
+
+    return solve
+
+
+async def call_tool(tools: ArmTools, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    """The tool's outcome, as the episode loop would show it; a ToolInfraError propagates."""
+    tool = tools.tool(name)
+    if tool is None:
+        known = [offered.name for offered in tools.tools]
+        return ToolOutcome(ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
+                           is_error=True)
+    return await tool.invoke(arguments)
+
+
+def inspect_tool(tool: OfferedTool) -> ToolDef:
+    """The tool as inspect offers it: the same name, description and parameters."""
+    function = tool.schema()["function"]
+
+    async def execute(**arguments: Any) -> str:
+        return (await tool.invoke(arguments)).to_message_content()
+
+    parameters = ToolParams.model_validate(without_refs(function["parameters"]))
+    return ToolDef(execute, name=function["name"], description=function["description"], parameters=parameters)
+
+
+def without_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema with each `$ref` to its `$defs` written out in place (and `$defs` dropped)."""
+    definitions = schema.get("$defs", {})
+
+    def written_out(node: Any) -> Any:
+        if isinstance(node, list):
+            return [written_out(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return written_out(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        return {key: written_out(value) for key, value in node.items() if key != "$defs"}
+
+    return written_out(schema)
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def strict_answer():
+    """armbench's strict grader: the last ANSWER line's items against the reference's, as sets."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = extract_answer(state.output.completion)
+        stop_reason = StopReason(state.metadata.get("stop_reason") or
+                                 (StopReason.answered if answer else StopReason.stopped))
+        graded = grade(answer, list(target.target), state.metadata["separator"], stop_reason=stop_reason)
+        miss = graded.miss_reason.value if graded.miss_reason else None
+        return Score(value=CORRECT if graded.correct else INCORRECT, answer=answer, explanation=graded.outcome.value,
+                     metadata={"outcome": graded.outcome.value, "miss_reason": miss})
+
+    return score
+
+
+class SharedEnvironment:
+    """The replicas (every domain's: the tasks of an eval set run at once, one server serves them
+    all) and the Chromium that samples share: opened by the first sample, closed (kept warm, so
+    the next eval takes them back at once) when the last one ends."""
+
+    def __init__(self) -> None:
+        self.env: ArmEnvironment | None = None
+        self.users = 0
+        self.lock: asyncio.Lock | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    @asynccontextmanager
+    async def use(self) -> AsyncIterator[ArmEnvironment]:
+        if self.loop is not asyncio.get_running_loop():  # a new eval: what an ended one opened is closed
+            self.loop, self.lock, self.env, self.users = asyncio.get_running_loop(), asyncio.Lock(), None, 0
+        assert self.lock is not None
+        async with self.lock:
+            if self.env is None:
+                env = ArmEnvironment(sorted(DOMAINS), keep_warm=True)
+                await env.__aenter__()
+                self.env = env
+            self.users += 1
+        try:
+            yield self.env
+        finally:
+            async with self.lock:
+                self.users -= 1
+                if self.users == 0:
+                    env, self.env = self.env, None
+                    await env.__aexit__(None, None, None)
+
+
+ENVIRONMENT = SharedEnvironment()
+
