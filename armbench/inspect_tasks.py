@@ -36,7 +36,7 @@ from armbench.domains import DOMAINS
 from armbench.engine.agent import system_prompt
 from armbench.grading.strict import extract_answer, grade
 from armbench.questions import load_set_file, set_path
-from armbench.tools.base import ArmTools, OfferedTool, ToolError, ToolOutcome
+from armbench.tools.base import ArmTools, OfferedTool, ToolOutcome
 from armbench.types import DEFAULT_BUDGET, StopReason
 
 
@@ -53,7 +53,7 @@ def questions(domain: str = "gpus", arm: str = "tooled", set: str = "heldout",  
         raise ValueError(f"no question set {set!r} for {domain} ({path})")
     question_set = load_set_file(path)
     samples = [Sample(id=question.id, input=question.prompt(), target=question.answer,
-                      metadata={"separator": question.separator, "domain": domain, "set": set, "arm": arm})
+                      metadata={"separator": question.separator})
                for question in question_set.questions]
     return Task(dataset=MemoryDataset(samples, name=f"{domain}-{set}"), solver=armbench_agent(domain, arm, budget),
                 scorer=strict_answer(), name=f"armbench-{domain}-{set}-{arm}",
@@ -92,11 +92,7 @@ def armbench_agent(domain: str, arm: str, budget: int = DEFAULT_BUDGET):
 async def call_tool(tools: ArmTools, name: str, arguments: dict[str, Any]) -> ToolOutcome:
     """The tool's outcome, as the episode loop would show it; a ToolInfraError propagates."""
     tool = tools.tool(name)
-    if tool is None:
-        known = [offered.name for offered in tools.tools]
-        return ToolOutcome(ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
-                           is_error=True)
-    return await tool.invoke(arguments)
+    return tools.unknown_tool(name) if tool is None else await tool.invoke(arguments)
 
 
 def inspect_tool(tool: OfferedTool) -> ToolDef:

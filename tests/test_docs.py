@@ -14,10 +14,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,59 +24,18 @@ import pytest
 from armbench.paths import ROOT
 from armbench.players.probe import PROBE_TOOL, probe_word
 from tests.conftest import own_replica_settings
+from tests.support.doc_commands import Command, page_commands
 from tests.support.loopback import REPLY, openai_endpoint
 
 pytestmark = pytest.mark.docs
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SHELL_BLOCK = re.compile(r"^```(sh|bash|console)\n(.*?)^```", re.S | re.M)
 # Checkout files the docs' commands read, copied into each page's scratch folder that names them.
 CHECKOUT_INPUTS = ["results/recordings", "tests/fixtures"]
 # Pages another test follows step by step, with the steps between the commands (editing a file):
 # that test reads the page's commands itself, and the check below holds it to every one of them.
 DELEGATED = {"own-table.md": "tests/tablekit/test_walkthrough.py::test_the_docs_walkthrough"}
 COMMAND_TIMEOUT_S = 600
-
-
-@dataclass(frozen=True)
-class Command:
-    page: str
-    text: str
-    exit_code: int
-
-    @property
-    def words(self) -> list[str]:
-        return shlex.split(self.text)
-
-
-def split_comment(line: str) -> tuple[str, str]:
-    """The command and its `# comment` (a `#` outside quotes, at the start or after a space)."""
-    quote = None
-    for index, char in enumerate(line):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index].strip(), line[index + 1:].strip()
-    return line.strip(), ""
-
-
-def page_commands(page: Path) -> list[Command]:
-    """The page's command lines in order: continuations joined, prompts and comments stripped; in a
-    console block only the `$ ` lines are commands (the rest is their output)."""
-    commands = []
-    for language, body in SHELL_BLOCK.findall(page.read_text(encoding="utf-8")):
-        for line in re.sub(r"\\\n\s*", "", body).splitlines():
-            if language == "console":
-                if not line.startswith("$ "):
-                    continue
-                line = line[2:]
-            text, comment = split_comment(line)
-            if text:
-                said = re.search(r"\bexits (\d+)", comment)
-                commands.append(Command(page.name, text, int(said.group(1)) if said else 0))
-    return commands
 
 
 def ci_runs(target: str) -> bool:
@@ -173,7 +130,7 @@ def test_a_delegated_page_is_run_command_by_command_by_its_test():
     assert callable(test_walkthrough.test_the_docs_walkthrough)
     shown = [command.words for command in page_commands(page)]
     assert shown and all(words[0] == ".venv/bin/bench" for words in shown)
-    assert test_walkthrough.page_commands(test_walkthrough.walkthrough()) == [words[1:] for words in shown]
+    assert test_walkthrough.bench_commands() == [words[1:] for words in shown]
 
 
 def test_every_page_is_in_the_site_nav():

@@ -32,7 +32,7 @@ from armbench.grading.strict import extract_answer
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
 from armbench.models.messages import assistant_message
 from armbench.players.faults import TOOL_CALL_FAULTS, faults_injected
-from armbench.tools.base import ArmTools, OfferedTool, ToolError, ToolInfraError, ToolOutcome
+from armbench.tools.base import ArmTools, OfferedTool, ToolInfraError, ToolOutcome
 from armbench.tools.call_usage import CallUsage, metered
 from armbench.types import DEFAULT_BUDGET, ErrorKind, Question, StopReason
 
@@ -300,12 +300,8 @@ async def _call_tool(
     started = time.perf_counter()
     tool = arm.tool(name)
     if tool is None:
-        known = [t.name for t in arm.tools]
         usage = CallUsage()
-        outcome = ToolOutcome(
-            ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
-            is_error=True,
-        )
+        outcome = arm.unknown_tool(name)
     else:
         episode.empty_tool_args += takes_arguments(tool) and _is_empty(arguments)
         with metered() as usage:

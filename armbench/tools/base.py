@@ -164,6 +164,12 @@ class ArmTools:
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self.tools]
 
+    def unknown_tool(self, name: str) -> ToolOutcome:
+        """What a call of a tool the arm does not offer gets back: an error naming those it does."""
+        known = [tool.name for tool in self.tools]
+        return ToolOutcome(ToolError("unknown_tool", f"no tool named {name!r}", valid_choices=known).as_result(),
+                           is_error=True)
+
     def manifest_hash(self, addresses: dict[str, str] | None = None) -> str:
         """Hash of every tool's name, description and schema: a changed description is a new arm.
         `addresses` (live address -> a name for it) are replaced first, so descriptions that show

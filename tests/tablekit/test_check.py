@@ -199,7 +199,7 @@ def bench(domains: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_bench_domain_check(folder):
+def test_bench_domain_check(folder, replica_env):  # its own port base: another test checks a `cities` too
     (folder / "__init__.py").write_text(INIT.format(name="cities"))
     result = bench(folder.parent, "domain", "check", "cities")
     assert result.returncode == 0, result.stderr

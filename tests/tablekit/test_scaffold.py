@@ -325,7 +325,7 @@ def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_bench_domain_new_then_check(tmp_path):
+def test_bench_domain_new_then_check(tmp_path, replica_env):  # its own port base: another test checks a `cities` too
     (tmp_path / "domains").mkdir()
     made = bench(tmp_path, "domain", "new", "cities", "--csv", str(CITIES))
     assert made.returncode == 0, made.stderr

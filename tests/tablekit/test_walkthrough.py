@@ -16,6 +16,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from armbench.paths import ROOT
+from tests.support.doc_commands import page_commands
 
 BENCH = [sys.executable, "-m", "armbench.cli"]
 PAGE = ROOT / "docs" / "own-table.md"
@@ -26,11 +27,9 @@ def walkthrough() -> str:
     return PAGE.read_text(encoding="utf-8")
 
 
-def page_commands(section: str) -> list[list[str]]:
-    """Every `.venv/bin/bench ...` line of the page's shell blocks, comments dropped."""
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
-    return [line.split()[1:] for line in lines if line.startswith(".venv/bin/bench ")]
+def bench_commands() -> list[list[str]]:
+    """The arguments of every `.venv/bin/bench ...` command the page shows, in order."""
+    return [command.words[1:] for command in page_commands(PAGE) if command.words[0] == ".venv/bin/bench"]
 
 
 def page_question(section: str) -> dict:
@@ -50,7 +49,7 @@ def test_the_docs_walkthrough(tmp_path, replica_env):
         return result
 
     section = walkthrough()
-    commands = page_commands(section)
+    commands = bench_commands()
     assert [command[:2] for command in commands] == [
         ["domain", "new"], ["data", "build"], ["domain", "check"], ["questions", "verify"],
         ["questions", "freeze"], ["run", "--domain"], ["mcp", "serve"]]
