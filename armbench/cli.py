@@ -44,6 +44,8 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(domain_app, name="domain")
 export_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Write a run set in another tool's format.")
 app.add_typer(export_app, name="export")
+import_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Read another tool's logs into a run set.")
+app.add_typer(import_app, name="import")
 
 # A terminal's own width, or $COLUMNS; piped without it, 120 (Rich alone would use 80). A table
 # wider than that is stacked, never truncated (analysis/tables.py).
@@ -729,6 +731,28 @@ def export_inspect(
     logs = f"{len(written.logs)} inspect log" + ("s" if len(written.logs) > 1 else "")
     out.print(f"{logs} ({written.samples} runs) written to {folder}", highlight=False, soft_wrap=True)
     out.print(f"open them with: inspect view --log-dir {folder}", highlight=False, soft_wrap=True)
+
+
+@import_app.command("inspect")
+def import_inspect(
+    logs: Annotated[list[Path], typer.Argument(metavar="LOG", help="inspect logs of `inspect eval armbench/questions` (one model).")],
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Run set folder (default results/inspect-<time>).")] = None,
+) -> None:
+    """Read inspect_ai logs of armbench's task into a run set, for `bench report` (with `bench run`'s
+    run sets too). Needs inspect-ai, the `inspect` extra: pip install -e '.[inspect]'."""
+    import datetime as dt
+
+    from armbench.analysis.inspect_import import import_logs
+    from armbench.paths import RESULTS_DIR
+
+    folder = out_dir or RESULTS_DIR / f"inspect-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    imported = import_logs(logs, folder)
+    graded = [record for record in imported.records if record.correct is not None]
+    runs = f"{len(imported.records)} run" + ("s" if len(imported.records) > 1 else "")
+    logs_read = f"{imported.logs} log" + ("s" if imported.logs > 1 else "")
+    out.print(f"{runs} from {logs_read} written to {shown_path(imported.directory)}: "
+              f"{sum(bool(record.correct) for record in graded)}/{len(graded)} correct", highlight=False, soft_wrap=True)
+    out.print(f"report them with: bench report {shown_path(imported.directory)}", highlight=False, soft_wrap=True)
 
 
 @questions_app.command("verify")

@@ -19,6 +19,7 @@ inspect-ai is an optional extra (`pip install -e '.[inspect]'`): nothing else im
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -31,10 +32,11 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
 
 from armbench.arms import ARMS
-from armbench.arms.environment import ArmEnvironment, resources_prompt
-from armbench.domains import DOMAINS
-from armbench.engine.agent import system_prompt
+from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.domains import DOMAINS, data_hash
+from armbench.engine.agent import prompt_hash, system_prompt
 from armbench.grading.strict import extract_answer, grade
+from armbench.provenance import version
 from armbench.questions import load_set_file, set_path
 from armbench.tools.base import ArmTools, OfferedTool, ToolOutcome
 from armbench.types import DEFAULT_BUDGET, StopReason
@@ -57,32 +59,52 @@ def questions(domain: str = "gpus", arm: str = "tooled", set: str = "heldout",  
                for question in question_set.questions]
     return Task(dataset=MemoryDataset(samples, name=f"{domain}-{set}"), solver=armbench_agent(domain, arm, budget),
                 scorer=strict_answer(), name=f"armbench-{domain}-{set}-{arm}",
-                metadata={"domain": domain, "set": set, "arm": arm, "budget": budget})
+                metadata={"domain": domain, "set": set, "arm": arm, "budget": budget, "armbench": version(),
+                          **hashes(domain, arm, budget, question_set.content_hash())})
+
+
+def hashes(domain: str, arm: str, budget: int, question_set_hash: str) -> dict[str, str]:
+    """What a `bench run` record's hashes say (the questions, the arm's tools, the data, the
+    prompt), for the eval's metadata: `bench import inspect` gives them to its run records."""
+    env = ArmEnvironment([domain])
+    return {"question_set_hash": question_set_hash,
+            "tool_manifest_hash": env.manifest_hash(env.template(arm, domain), domain),
+            "data_hash": data_hash([domain]),
+            "prompt_hash": prompt_hash(budget, resources_prompt({domain: symbolic(domain)}))}
 
 
 @solver
 def armbench_agent(domain: str, arm: str, budget: int = DEFAULT_BUDGET):
     """armbench's episode loop on an inspect model: generate, then call the tools the model asked
-    for, one by one, until it answers or has spent its budget (a call past it is not made)."""
+    for, one by one, until it answers or has spent its budget (a call past it is not made). What a
+    run record counts (actions by tool, tool errors, model and tool seconds, a spent budget) goes
+    in the sample's metadata under "episode", for the scorer and `bench import inspect`."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        episode = state.metadata["episode"] = {"stop_reason": None, "actions": 0, "actions_by_tool": {},
+                                               "tool_errors": 0, "model_seconds": 0.0, "tool_seconds": 0.0}
         async with ENVIRONMENT.use() as env, env.open_arm(arm, domain) as tools:
             resources = resources_prompt({domain: env.target(domain).base_url})
             state.messages = [ChatMessageSystem(content=system_prompt(budget, resources)),
                               ChatMessageUser(content=state.input_text)]
             state.tools = [inspect_tool(tool) for tool in tools.tools]
-            actions = 0
             while True:
+                started = time.perf_counter()
                 state = await generate(state, tool_calls="none")
+                episode["model_seconds"] += time.perf_counter() - started
                 calls = state.output.message.tool_calls or []
                 if not calls:
                     return state
                 for call in calls:
-                    if actions >= budget:
-                        state.metadata["stop_reason"] = StopReason.budget.value
+                    if episode["actions"] >= budget:
+                        episode["stop_reason"] = StopReason.budget.value
                         return state
-                    actions += 1
+                    episode["actions"] += 1
+                    episode["actions_by_tool"][call.function] = episode["actions_by_tool"].get(call.function, 0) + 1
+                    started = time.perf_counter()
                     outcome = await call_tool(tools, call.function, call.arguments)
+                    episode["tool_seconds"] += time.perf_counter() - started
+                    episode["tool_errors"] += outcome.is_error
                     state.messages.append(ChatMessageTool(content=outcome.to_message_content(), tool_call_id=call.id,
                                                           function=call.function))
 
@@ -128,7 +150,7 @@ def strict_answer():
 
     async def score(state: TaskState, target: Target) -> Score:
         answer = extract_answer(state.output.completion)
-        stop_reason = StopReason(state.metadata.get("stop_reason") or
+        stop_reason = StopReason(state.metadata["episode"]["stop_reason"] or
                                  (StopReason.answered if answer else StopReason.stopped))
         graded = grade(answer, list(target.target), state.metadata["separator"], stop_reason=stop_reason)
         miss = graded.miss_reason.value if graded.miss_reason else None

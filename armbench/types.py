@@ -395,10 +395,10 @@ class Resume(BaseModel):
 class Manifest(BaseModel):
     """manifest.json: what a run set ran, with which code, questions, tools, data and prompt.
 
-    `sandbox_isolation`, `decoding`, `replay_of` and `resumes` are written only when known (older
-    run sets lack the first; only a local model has the second, a replay the third, a resumed set
-    the fourth). Keys written by
-    another version are kept.
+    `sandbox_isolation`, `decoding`, `replay_of`, `resumes` and `imported` are written only when
+    known (older run sets lack the first; only a local model has the second, a replay the third, a
+    resumed set the fourth, a set read from inspect logs the fifth). Keys written by another
+    version are kept.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -422,6 +422,8 @@ class Manifest(BaseModel):
     # the synthesized arm's tool per domain: {"name", "sha256", "source", "synthesis"} (absolute paths)
     synthesized_tools: dict[str, dict[str, str]] = Field(default_factory=dict, exclude_if=_absent)
     resumes: list[Resume] = Field(default_factory=list, exclude_if=_absent)
+    # a run set `bench import inspect` made: {"from": "inspect_ai", "at", "by" (commit), "logs": paths}
+    imported: dict[str, Any] | None = Field(default=None, exclude_if=_absent)
     # "<domain>/<set>" -> why: a held-out set whose domain's typed tools changed since it was frozen
     # (questions.tool_drift), so its figures no longer measure a tool that was not tuned on it
     heldout_tool_changed: dict[str, str] = Field(default_factory=dict, exclude_if=_absent)

@@ -11,6 +11,7 @@ from inspect_ai import eval_set, task_with
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
+import armbench
 from armbench.arms.environment import ArmEnvironment
 from armbench.inspect_tasks import inspect_tool, questions, without_refs
 from armbench.questions import load_set_file, set_path, solution, with_replica_addresses
@@ -110,16 +111,38 @@ def comparable(node: Any) -> Any:
 INSPECT_HAS_NO_FIELD_FOR = {"title", "minItems", "maxItems"}
 
 
-def test_an_eval_set_over_two_domains_and_two_arms_completes(replica_env, tmp_path):
+def test_an_eval_set_over_two_domains_and_two_arms_completes_and_bench_report_counts_it_alike(
+        replica_env, tmp_path, cli):
     tasks = []
     for domain in ("gpus", "worldbank"):
         question = first_question(domain)
         for arm in ("tooled", "browsing"):
-            tasks.append(task_with(questions(domain=domain, arm=arm), model=scripted(question, arm)))
-    done, logs = eval_set(tasks, log_dir=str(tmp_path), sample_id=[first_question(d).id for d in ("gpus", "worldbank")],
-                          display="none", retry_attempts=0)
+            answer = "Nobody" if (domain, arm) == ("gpus", "browsing") else None  # one miss among them
+            tasks.append(task_with(questions(domain=domain, arm=arm), model=scripted(question, arm, answer)))
+    done, logs = eval_set(tasks, log_dir=str(tmp_path / "logs"), display="none", retry_attempts=0,
+                          sample_id=[first_question(d).id for d in ("gpus", "worldbank")])
     assert done and len(logs) == 4
     logs = [read_eval_log(log.location) for log in logs]  # eval_set hands back the logs' headers
     assert sorted(log.eval.task_args["arm"] + "/" + log.eval.task_args["domain"] for log in logs) == [
         "browsing/gpus", "browsing/worldbank", "tooled/gpus", "tooled/worldbank"]
-    assert all(only_sample(log).scores["strict_answer"].value == "C" for log in logs)
+    scored = {(log.eval.task_args["domain"], log.eval.task_args["arm"]): only_sample(log).scores["strict_answer"].value
+              for log in logs}
+    assert sorted(scored.values()) == ["C", "C", "C", "I"]
+
+    code, stdout, stderr = cli("import", "inspect", *[log.location for log in logs], "--out", str(tmp_path / "imported"))
+    assert code == 0, stderr
+    assert "4 runs from 4 logs" in stdout and "3/4 correct" in stdout
+    imported = armbench.report(tmp_path / "imported")
+    assert {(row.domain, row.arm): (row.correct, row.graded) for row in imported.rows} == {
+        key: (int(value == "C"), 1) for key, value in scored.items()}
+    by_arm = {record.run_id: record for record in imported.records}
+    tooled = by_arm[f"{first_question('gpus').id}.tooled.r0"]
+    assert tooled.actions == len(played(first_question("gpus"), "tooled").calls) and tooled.tool_errors == 0
+    assert tooled.question_set_hash == load_set_file(set_path("gpus", "heldout")).content_hash()
+    code, stdout, _ = cli("report", str(tmp_path / "imported"))
+    assert code == 0 and "mockllm/model" in stdout
+    code, stdout, _ = cli("show", tooled.run_id, "--run-set", str(tmp_path / "imported"))
+    assert code == 0 and "ANSWER" in stdout
+    code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "heldout",
+                       "--resume", str(tmp_path / "imported"))
+    assert code == 2 and "imported from inspect logs" in err

@@ -41,7 +41,9 @@ def read_manifest(store: RunSetStore) -> dict:
 
 
 def title_of(store: RunSetStore) -> str:
-    return f"armbench — {read_manifest(store).get('model', '?')} — {store.directory}"
+    manifest = read_manifest(store)
+    run_by = " (run by inspect_ai)" if manifest.get("imported") else ""
+    return f"armbench — {manifest.get('model', '?')}{run_by} — {store.directory}"
 
 
 def all_tables(records: list[RunRecord], manifest: dict | None = None) -> list[Table]:

@@ -119,7 +119,13 @@ def replica_address(name: str) -> str:
 def data_hash(names: Iterable[str]) -> str:
     """The data hash of these domains' tables: adding or rebuilding another domain's data leaves a
     run set's hash, its resume and its recording's comparisons alone."""
-    hashes = [find_domain(name).tables.hash() for name in sorted(set(names))]
+    return combined_hash({name: find_domain(name).tables.hash() for name in names})
+
+
+def combined_hash(per_domain: dict[str, str]) -> str:
+    """A run set's hash of something each domain has (its data, its prompt): the one domain's, or a
+    hash over every domain's in name order."""
+    hashes = [per_domain[domain] for domain in sorted(per_domain)]
     return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
 
 

@@ -62,6 +62,9 @@ def resumable(store: RunSetStore, question_sets: list[QuestionSet], config: RunC
     if not store.manifest_path.exists() or not store.runs_path.exists():
         raise UserError(f"cannot resume {store.directory}: it is not a run set (no manifest.json or runs.jsonl)")
     stored = store.manifest()
+    if stored.get("imported"):
+        raise UserError(f"cannot resume {store.directory}: its runs were imported from inspect logs; "
+                        "run the missing ones with inspect and import again")
     try:
         manifest = Manifest.model_validate(stored)
     except ValidationError as error:

@@ -15,7 +15,6 @@ ends (`RunSetFailed` too): it measured the provider, not the arms.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from rich.console import Console
 
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.domains import combined_hash
 from armbench.engine.agent import prompt_hash
 from armbench.engine.executor import (
     ArmSource,
@@ -79,11 +79,6 @@ class _ProviderRefused(Exception):
     pass
 
 
-def set_prompt_hash(per_domain: dict[str, str]) -> str:
-    """The run set's prompt hash: its one domain's, or a hash over every domain's (in name order)."""
-    hashes = [per_domain[domain] for domain in sorted(per_domain)]
-    return hashes[0] if len(hashes) == 1 else hashlib.sha256("".join(hashes).encode()).hexdigest()
-
 async def run_set(
     question_sets: list[QuestionSet],
     config: RunConfig,
@@ -122,7 +117,7 @@ async def _run_jobs(
     prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
                       for domain in {qs.domain for qs in question_sets}}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
-    manifest = build_manifest(question_sets, config, tool_manifests, set_prompt_hash(prompt_digests), env.endpoints,
+    manifest = build_manifest(question_sets, config, tool_manifests, combined_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation(), model.decoding(offered),
                               env.synthesized_tools(config.arms))
     callers = _model_callers(model, config, jobs, store, manifest)

@@ -204,9 +204,13 @@ class RunSetStore:
         os.replace(staging, self.manifest_path)
 
     def write_transcript(self, run_id: str, messages: list[dict[str, Any]]) -> str:
-        path = self.transcripts_dir / f"{run_id}.jsonl"
+        path = self.directory / self.transcript_path(run_id)
         write_transcript(path, messages)
         return str(path.relative_to(self.directory))
+
+    def transcript_path(self, run_id: str) -> str:
+        """Where a run's transcript is, as its record says: relative to the run set."""
+        return str((self.transcripts_dir / f"{run_id}.jsonl").relative_to(self.directory))
 
     def append(self, record: RunRecord) -> None:
         line = (record.model_dump_json() + "\n").encode()
