@@ -749,7 +749,7 @@ def import_inspect(
     imported = import_logs(logs, folder)
     graded = [record for record in imported.records if record.correct is not None]
     runs = f"{len(imported.records)} run" + ("s" if len(imported.records) > 1 else "")
-    logs_read = f"{imported.logs} log" + ("s" if imported.logs > 1 else "")
+    logs_read = f"{imported.log_count} log" + ("s" if imported.log_count > 1 else "")
     out.print(f"{runs} from {logs_read} written to {shown_path(imported.directory)}: "
               f"{sum(bool(record.correct) for record in graded)}/{len(graded)} correct", highlight=False, soft_wrap=True)
     out.print(f"report them with: bench report {shown_path(imported.directory)}", highlight=False, soft_wrap=True)

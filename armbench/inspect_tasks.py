@@ -30,14 +30,15 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
+from inspect_ai.util import LimitExceededError
 
 from armbench.arms import ARMS
 from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
 from armbench.domains import DOMAINS, data_hash
 from armbench.engine.agent import prompt_hash, system_prompt
 from armbench.grading.strict import extract_answer, grade
-from armbench.provenance import version
-from armbench.questions import load_set_file, set_path
+from armbench.provenance import git_commit, version
+from armbench.questions import load_set_file, set_path, tool_drift
 from armbench.tools.base import ArmTools, OfferedTool, ToolOutcome
 from armbench.types import DEFAULT_BUDGET, StopReason
 
@@ -60,6 +61,7 @@ def questions(domain: str = "gpus", arm: str = "tooled", set: str = "heldout",  
     return Task(dataset=MemoryDataset(samples, name=f"{domain}-{set}"), solver=armbench_agent(domain, arm, budget),
                 scorer=strict_answer(), name=f"armbench-{domain}-{set}-{arm}",
                 metadata={"domain": domain, "set": set, "arm": arm, "budget": budget, "armbench": version(),
+                          "git_commit": git_commit(), "heldout_tool_changed": tool_drift([question_set]),
                           **hashes(domain, arm, budget, question_set.content_hash())})
 
 
@@ -88,27 +90,47 @@ def armbench_agent(domain: str, arm: str, budget: int = DEFAULT_BUDGET):
             state.messages = [ChatMessageSystem(content=system_prompt(budget, resources)),
                               ChatMessageUser(content=state.input_text)]
             state.tools = [inspect_tool(tool) for tool in tools.tools]
-            while True:
-                started = time.perf_counter()
-                state = await generate(state, tool_calls="none")
-                episode["model_seconds"] += time.perf_counter() - started
-                calls = state.output.message.tool_calls or []
-                if not calls:
-                    return state
-                for call in calls:
-                    if episode["actions"] >= budget:
-                        episode["stop_reason"] = StopReason.budget.value
-                        return state
-                    episode["actions"] += 1
-                    episode["actions_by_tool"][call.function] = episode["actions_by_tool"].get(call.function, 0) + 1
-                    started = time.perf_counter()
-                    outcome = await call_tool(tools, call.function, call.arguments)
-                    episode["tool_seconds"] += time.perf_counter() - started
-                    episode["tool_errors"] += outcome.is_error
-                    state.messages.append(ChatMessageTool(content=outcome.to_message_content(), tool_call_id=call.id,
-                                                          function=call.function))
+            try:
+                return await episode_loop(state, generate, tools, budget, episode)
+            except LimitExceededError as limit:  # inspect's limit (--token-limit, ...): the run's stop reason
+                if limit.type in INSPECT_LIMITS:
+                    episode["stop_reason"] = INSPECT_LIMITS[limit.type].value
+                raise
 
     return solve
+
+
+# inspect's limits as `bench run`'s stop reasons: a cap on messages or turns is a budget of steps.
+# An operator's or a custom limit is none of the agent's: `bench import inspect` excludes the run.
+INSPECT_LIMITS = {"token": StopReason.token_cap, "cost": StopReason.cost_cap, "time": StopReason.timeout,
+                  "working": StopReason.timeout, "message": StopReason.budget, "turn": StopReason.budget}
+
+
+async def episode_loop(state: TaskState, generate: Generate, tools: ArmTools, budget: int,
+                       episode: dict[str, Any]) -> TaskState:
+    """Generate and call tools until the model answers, the budget is spent or its context is full."""
+    while True:
+        started = time.perf_counter()
+        state = await generate(state, tool_calls="none")
+        episode["model_seconds"] += time.perf_counter() - started
+        if state.output.stop_reason == "model_length":
+            episode["stop_reason"] = StopReason.context_window.value
+            return state
+        calls = state.output.message.tool_calls or []
+        if not calls:
+            return state
+        for call in calls:
+            if episode["actions"] >= budget:
+                episode["stop_reason"] = StopReason.budget.value
+                return state
+            episode["actions"] += 1
+            episode["actions_by_tool"][call.function] = episode["actions_by_tool"].get(call.function, 0) + 1
+            started = time.perf_counter()
+            outcome = await call_tool(tools, call.function, call.arguments)
+            episode["tool_seconds"] += time.perf_counter() - started
+            episode["tool_errors"] += outcome.is_error
+            state.messages.append(ChatMessageTool(content=outcome.to_message_content(), tool_call_id=call.id,
+                                                  function=call.function))
 
 
 async def call_tool(tools: ArmTools, name: str, arguments: dict[str, Any]) -> ToolOutcome:

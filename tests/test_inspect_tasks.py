@@ -69,7 +69,7 @@ def test_a_question_played_through_our_tools_is_scored_by_our_grader(replica_env
     assert sample.messages[1].text == question.prompt()
 
 
-def test_a_wrong_answer_and_a_spent_budget_are_misses_as_in_bench_run(replica_env, tmp_path):
+def test_a_wrong_answer_a_spent_budget_and_an_inspect_limit_are_misses_as_in_bench_run(replica_env, tmp_path):
     question = first_question("gpus")
     (wrong,) = inspect_eval(questions(domain="gpus", arm="tooled"), model=scripted(question, "tooled", "Nobody"),
                             sample_id=question.id, log_dir=str(tmp_path), display="none")
@@ -83,6 +83,13 @@ def test_a_wrong_answer_and_a_spent_budget_are_misses_as_in_bench_run(replica_en
     assert sum(message.role == "tool" for message in sample.messages) == 1
     (score,) = sample.scores.values()
     assert score.value == "I" and score.metadata["miss_reason"] == "no_answer_budget"
+    # inspect's own limit (110 tokens a call): the second call passes it, and the run stops there, at a cap.
+    (capped,) = inspect_eval(questions(domain="gpus", arm="tooled"), model=scripted(question, "tooled"),
+                             token_limit=150, sample_id=question.id, log_dir=str(tmp_path), display="none")
+    sample = only_sample(capped)
+    assert sample.limit.type == "token" and sample.metadata["episode"]["stop_reason"] == "token_cap"
+    (score,) = sample.scores.values()
+    assert score.value == "I" and score.metadata["miss_reason"] == "no_answer_limit"
 
 
 @pytest.mark.parametrize("domain", ["gpus", "worldbank"])

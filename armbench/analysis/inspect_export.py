@@ -30,8 +30,6 @@ from armbench.questions import load_set_file, set_path
 from armbench.types import Question, RunRecord, StopReason, Term
 
 PIN = "inspect-ai==0.3.285"
-# No square brackets: the CLI prints errors as Rich markup, which would swallow `.[inspect]`.
-MISSING = f"bench export inspect needs inspect-ai (armbench's `inspect` extra): pip install '{PIN}'"
 SCORER = "correct"
 Key = tuple[str, str, str]  # domain, set, arm
 
@@ -50,7 +48,7 @@ def export_run_set(run_set: Path, out: Path | None = None) -> Export:
     store = open_run_set(run_set)
     records = store.records_to_report()
     manifest = store.manifest()
-    require_inspect()
+    require_inspect("bench export inspect")
     out = run_set / "inspect" if out is None else out
     prepare(out)
     from inspect_ai.log import write_eval_log
@@ -78,11 +76,12 @@ def export_run_set(run_set: Path, out: Path | None = None) -> Export:
     return Export(logs, sum(len(runs) for runs in groups.values()), notes)
 
 
-def require_inspect() -> None:
+def require_inspect(command: str) -> None:
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError:
-        raise UserError(MISSING) from None
+        # No square brackets: the CLI prints errors as Rich markup, which would swallow `.[inspect]`.
+        raise UserError(f"{command} needs inspect-ai (armbench's `inspect` extra): pip install '{PIN}'") from None
 
 
 def prepare(out: Path) -> None:

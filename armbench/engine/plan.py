@@ -26,11 +26,16 @@ class Job:
 
     @property
     def run_id(self) -> str:
-        return f"{self.question.id}.{self.arm}.r{self.repeat}"
+        return run_id(self.question.id, self.arm, self.repeat)
 
     @property
     def tool_key(self) -> str:
         return tool_key(self.arm, self.question.domain)
+
+
+def run_id(question_id: str, arm: str, repeat: int) -> str:
+    """A run's id: its question, arm and repeat (from 0), e.g. gpus-heldout-03.tooled.r1."""
+    return f"{question_id}.{arm}.r{repeat}"
 
 
 def tool_key(arm: str, domain: str) -> str:
