@@ -119,6 +119,10 @@ def run_config(
         raise UserError("--question names no question id; give some (e.g. gpus-design-01), "
                         "or leave it out to ask every question of the sets")
     settings.setdefault("request_timeout", None)
+    if isinstance(settings.get("web"), str):  # armbench.run(..., web="real"), as --web takes it
+        from armbench.web_profile import load_profile
+
+        settings["web"] = load_profile(settings["web"])
     try:
         return RunConfig(model=model, arms=tuple(arms or default_arms(bool(tool_from))),
                          questions=tuple(questions or ()), price_per_million=price,

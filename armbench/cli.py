@@ -218,6 +218,10 @@ def run(
         help="--executor ray: the head node's HOST:PORT [default: $RAY_ADDRESS, a cluster running here, else a new one here].")] = None,
     ray_actors: Annotated[Optional[int], typer.Option(
         min=1, help="--executor ray: episode actors; --concurrency is split among them [default: one per node].")] = None,
+    web: Annotated[str, typer.Option(
+        help="The replicas' web conditions: kind (none), real, hostile, or a profile's YAML file (docs/web-conditions.md).")] = "kind",
+    web_latency_scale: Annotated[Optional[float], typer.Option(
+        help="Scale the --web profile's latencies by this factor (CI's shorter waits); every other friction stays.")] = None,
 ) -> None:
     """Run question sets through arms with a model, grade every run, and print the report.
 
@@ -251,6 +255,10 @@ def run(
     if tools and len(domains) > 1:
         raise UserError("an MCP server serves one domain's tools; pass --domain with one domain")
     prices = parse_price(price)
+    positive(web_latency_scale, "--web-latency-scale")
+    from armbench.web_profile import load_profile
+
+    web_profile = load_profile(web, web_latency_scale)
     settings = generation(temperature, max_tokens, seed, reasoning_effort, api_base, model_arg, env_file)
 
     from armbench.api import plan_run, run_config
@@ -262,7 +270,7 @@ def run(
         request_timeout=request_timeout, run_timeout=run_timeout, max_tokens_per_run=max_tokens_per_run,
         max_cost_per_run=max_cost_per_run, max_cost=max_cost, max_infra_errors=max_infra_errors, tools=tools,
         record=record, tool_timeout=tool_timeout, skip_preflight=skip_preflight, executor=executor,
-        ray_address=ray_address, ray_actors=ray_actors,
+        ray_address=ray_address, ray_actors=ray_actors, web=web_profile,
     )
     planned = plan_run(
         config, domains=domains if domain != ALL else None, sets=sets if set_ != ALL else None, out=out_dir,

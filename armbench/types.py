@@ -8,8 +8,10 @@ from armbench: every layer reads these names and none defines its own.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from enum import StrEnum
 from pathlib import PurePosixPath
+from statistics import NormalDist
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -254,6 +256,60 @@ DEFAULT_SYNTHESIS_BUDGET = 40  # tool calls for a synthesis: exploring, writing,
 DEFAULT_MAX_RUNS = 10_000  # runs one run set may plan (`bench run --max-runs`): a slip in --runs spends nothing
 
 
+# --- web profiles: the frictions the replicas put in a run's way (armbench/web_profile.py) --------
+
+class Friction(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Latency(Friction):
+    p50_ms: float = Field(gt=0)
+    p95_ms: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Latency:
+        if self.p95_ms < self.p50_ms:
+            raise ValueError(f"p95_ms ({self.p95_ms:g}) is below p50_ms ({self.p50_ms:g})")
+        return self
+
+    def seconds(self, draw: float, scale: float) -> float:
+        """The log-normal delay at quantile `draw` (0 < draw < 1), times `scale`."""
+        sigma = (math.log(self.p95_ms) - math.log(self.p50_ms)) / NormalDist().inv_cdf(0.95)
+        return scale * math.exp(math.log(self.p50_ms) + sigma * NormalDist().inv_cdf(draw)) / 1000
+
+
+class RateLimit(Friction):
+    requests: int = Field(ge=1)
+    window_s: float = Field(gt=0)
+    retry_after_s: int = Field(ge=1)
+
+
+class TransientErrors(Friction):
+    probability: float = Field(gt=0, lt=1)
+
+
+class WebProfile(Friction):
+    """A set of frictions; none (`kind`) is the replicas as they are."""
+
+    name: str = Field(min_length=1)
+    seed: int = 0
+    latency_scale: float = Field(1.0, gt=0)  # CI scales latencies down; every other friction stays
+    latency: Latency | None = None
+    rate_limit: RateLimit | None = None
+    transient_errors: TransientErrors | None = None
+    consent: bool = False
+    page_cap: int | None = Field(None, ge=1)  # list pages shown; past them, "refine your search"
+
+    @property
+    def is_kind(self) -> bool:
+        """No friction at all, whatever it is called."""
+        return (self.latency, self.rate_limit, self.transient_errors, self.consent, self.page_cap) == (
+            None, None, None, False, None)
+
+
+KIND_WEB = WebProfile(name="kind")
+
+
 class RunConfig(BaseModel):
     """What one `bench run` asks for: the model, the plan, the engine's settings and limits.
 
@@ -290,6 +346,8 @@ class RunConfig(BaseModel):
     max_cost: float | None = Field(None, gt=0)  # dollars for the whole run set
     max_infra_errors: int | None = Field(None, ge=0)  # more than this many infra errors fails the run set
     completion_kwargs: dict[str, Any] = Field(default_factory=dict)  # passed to LiteLLM as-is
+    # the frictions the replicas put in the runs' way (--web); the kind web is left out of the manifest
+    web: WebProfile = Field(default=KIND_WEB, exclude_if=lambda profile: profile.is_kind)
 
     def manifest_config(self) -> dict[str, Any]:
         """The settings as the manifest records them: credentials (a `...key...` kwarg) left out."""
@@ -364,6 +422,8 @@ class RunRecord(BaseModel):
     replayed_times: bool = Field(False, exclude_if=_absent)
     # the synthesized arm: the sha256 of the frozen tool the run had (ToolSpec.sha256)
     synthesized_tool_hash: str | None = Field(default=None, exclude_if=_absent)
+    # the web profile whose frictions the run met (--web); written only when it is not the kind web
+    web: str | None = Field(default=None, exclude_if=_absent)
     finished_at: str = Field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
 
     @field_validator("transcript_path")

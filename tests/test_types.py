@@ -5,6 +5,7 @@ import pytest
 
 from armbench.paths import ROOT
 from armbench.types import ErrorKind, Manifest, MissReason, Outcome, RunConfig, RunRecord, StopReason, Term
+from armbench.web_profile import load_profile
 from tests.support.run_sets import make_manifest, make_record
 
 OLDER_RUN_SET = ROOT / "tests/fixtures/run_set_2026_11_30"  # written before later settings existed
@@ -30,10 +31,14 @@ def test_the_manifest_config_is_the_run_config_without_model_or_credentials():
     config = RunConfig(model="m", arms=["tooled"], questions=("q1",), price_per_million=(1.0, 2.0),
                        completion_kwargs={"api_key": "sk-1", "API_KEY_2": "sk-2", "api_base": "u"})
     recorded = config.manifest_config()
-    assert list(recorded) == [name for name in RunConfig.model_fields if name != "model"]
+    # the kind web is left out, so a run set without --web records what it always did
+    assert list(recorded) == [name for name in RunConfig.model_fields if name not in ("model", "web")]
     assert recorded["completion_kwargs"] == {"api_base": "u"}
     written = json.loads(json.dumps(make_manifest(config=recorded).model_dump(mode="json")))["config"]
     assert RunConfig(model="m", **written) == config.model_copy(update={"completion_kwargs": {"api_base": "u"}})
+    throttled = config.model_copy(update={"web": load_profile("real")})
+    written = json.loads(json.dumps(throttled.manifest_config()))
+    assert list(written)[-1] == "web" and RunConfig(model="m", **written).web == load_profile("real")
 
 
 def test_an_older_manifest_reads_and_its_config_gains_only_newer_settings_at_their_defaults():

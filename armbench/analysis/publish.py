@@ -43,7 +43,9 @@ def read_manifest(store: RunSetStore) -> dict:
 def title_of(store: RunSetStore) -> str:
     manifest = read_manifest(store)
     run_by = " (run by inspect_ai)" if manifest.get("imported") else ""
-    return f"armbench — {manifest.get('model', '?')}{run_by} — {store.directory}"
+    web = (manifest.get("config") or {}).get("web")
+    under = f" — web: {web.get('name', '?')}" if isinstance(web, dict) else ""
+    return f"armbench — {manifest.get('model', '?')}{run_by}{under} — {store.directory}"
 
 
 def all_tables(records: list[RunRecord], manifest: dict | None = None) -> list[Table]:

@@ -40,7 +40,8 @@ from armbench.tools.browser_tools import browser_tools
 from armbench.tools.call_usage import charge, queueing
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.tools.web_tools import PythonTool, web_tools
-from armbench.types import DEFAULT_TOOL_TIMEOUT
+from armbench.types import DEFAULT_TOOL_TIMEOUT, KIND_WEB, WebProfile
+from armbench.web_profile import headers as web_headers
 
 
 class LazySession:
@@ -50,9 +51,10 @@ class LazySession:
     (most tooled runs) should not pay for it.
     """
 
-    def __init__(self, browser: Browser, origins: list[str]):
+    def __init__(self, browser: Browser, origins: list[str], headers: dict[str, str] | None = None):
         self._browser = browser
         self._origins = origins
+        self._headers = headers
         self._session: BrowserSession | None = None
 
     @property
@@ -61,7 +63,7 @@ class LazySession:
 
     async def _open(self) -> BrowserSession:
         if self._session is None:
-            self._session = await self._browser.new_session(self._origins)
+            self._session = await self._browser.new_session(self._origins, headers=self._headers)
         return self._session
 
     async def close(self) -> None:
@@ -172,13 +174,15 @@ def keeps_warm() -> bool:
 class ArmEnvironment:
     def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
                  synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
-                 own_replicas: bool = True, keep_warm: bool | None = None):
+                 own_replicas: bool = True, keep_warm: bool | None = None, web: WebProfile = KIND_WEB):
         """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP);
         `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s;
         `own_replicas`: start and supervise replicas of its own, or (False: a Ray actor beside its
         driver) use the ones running on the current port base, which their owner supervises;
-        `keep_warm`: keep the replicas and Chromium for the next environment (default: KEEP_WARM_ENV)."""
+        `keep_warm`: keep the replicas and Chromium for the next environment (default: KEEP_WARM_ENV);
+        `web`: the frictions the replicas put in each run's way (armbench/web_profile.py)."""
         self.domains = sorted(set(domains))
+        self.web_profile = web
         self.own_replicas = own_replicas
         self.keep_warm = keeps_warm() if keep_warm is None else keep_warm
         self.server: ReplicaServer | None = None
@@ -268,14 +272,17 @@ class ArmEnvironment:
         return digest
 
     @asynccontextmanager
-    async def open_arm(self, name: str, domain: str) -> AsyncIterator[ArmTools]:
+    async def open_arm(self, name: str, domain: str, run_id: str | None = None) -> AsyncIterator[ArmTools]:
+        """The arm's tools for one run; the run's requests to the replica carry its web profile,
+        keyed by `run_id` (without one, the kind web)."""
         check_arm(name, domain, self.synthesized)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         assert self.watch is not None
-        session = LazySession(self.browser, [self.endpoints[domain].base_url])
+        headers = web_headers(self.web_profile, run_id) if run_id is not None else {}
+        session = LazySession(self.browser, [self.endpoints[domain].base_url], headers)
         try:
             # Web tools of its own: the run's python calls share one allowance at the replicas.
-            web = web_tools(self.routes(domain))
+            web = web_tools(self.routes(domain), headers=headers)
             added = ARMS[name].added(self, domain, web)
             in_process = set() if ARMS[name].added_tools_use_replica else {id(tool) for tool in added}
             tools = arm_tools(session, self.target(domain).base_url, web, added)

@@ -41,7 +41,7 @@ SiteScope = Callable[[int], AbstractAsyncContextManager[EpisodeSite]]
 
 
 class ArmSource(Protocol):
-    def open_arm(self, name: str, domain: str) -> AbstractAsyncContextManager[ArmTools]: ...
+    def open_arm(self, name: str, domain: str, run_id: str | None = None) -> AbstractAsyncContextManager[ArmTools]: ...
 
 
 WorkerScope = Callable[[int], AbstractAsyncContextManager[ArmSource]]
@@ -63,7 +63,8 @@ async def open_environment(domains: list[str], config: RunConfig, own_replicas: 
     `own_replicas=False` uses the replicas another process of the run set owns (see ArmEnvironment)."""
     synthesized = load_frozen_tools(config.tool_from)
     async with (open_typed_tools(config.tools) as typed_tools,
-                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout, own_replicas) as env):
+                ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout, own_replicas,
+                               web=config.web) as env):
         yield env
 
 
@@ -93,7 +94,7 @@ class InProcess:
 
     async def play(self, job: Job) -> Played:
         caller = self.callers.for_run(job.run_id)
-        async with self.arms.open_arm(job.arm, job.question.domain) as arm:
+        async with self.arms.open_arm(job.arm, job.question.domain, job.run_id) as arm:
             episode = await run_episode(job.question, arm, caller, budget=self.config.budget,
                                         resources=self.resources[job.question.domain], limits=run_limits(self.config))
         divergence = self.callers.divergence(caller)

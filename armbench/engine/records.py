@@ -70,4 +70,5 @@ def to_record(
         transcript_path=transcript_path,
         replay_divergence=None if replay_divergence is None else str(replay_divergence),
         synthesized_tool_hash=synthesized_tool_hash,
+        web=None if config.web.is_kind else config.web.name,
     )

@@ -369,7 +369,7 @@ RUNS_SCHEMA: dict[str, pl.DataType] = {
     "tool_seconds": pl.Float64, "tool_cpu_seconds": pl.Float64, "tool_queue_seconds": pl.Float64,
     "tool_limits_hit": LIST_OF_TEXT, "question_set_hash": TEXT, "tool_manifest_hash": TEXT, "data_hash": TEXT,
     "prompt_hash": TEXT, "transcript_path": TEXT, "replay_divergence": TEXT, "replayed_times": pl.Boolean,
-    "synthesized_tool_hash": TEXT,
+    "synthesized_tool_hash": TEXT, "web": TEXT,
     "finished_at": TEXT,
 }
 
@@ -378,7 +378,7 @@ def records_frame(records: list[RunRecord]) -> pl.DataFrame:
     """Every field of the records (runs.parquet), typed by RUNS_SCHEMA."""
     rows = [
         {**record.model_dump(mode="json"), "injected_faults": record.injected_faults,
-         "synthesized_tool_hash": record.synthesized_tool_hash,
+         "synthesized_tool_hash": record.synthesized_tool_hash, "web": record.web,
          "tool_cpu_seconds": record.tool_cpu_seconds, "tool_queue_seconds": record.tool_queue_seconds,
          "tool_limits_hit": record.tool_limits_hit,
          "actions_by_tool": [{"tool": tool, "count": count} for tool, count in record.actions_by_tool.items()]}

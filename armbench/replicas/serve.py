@@ -30,6 +30,7 @@ from typing import Any
 
 from armbench.errors import UserError
 from armbench.replicas.cost_meter import ServerMeter, metered
+from armbench.replicas.web.frictions import Frictions
 
 PORT_BASE_ENV = "ARMBENCH_REPLICA_PORT_BASE"
 SOCKET_DIR_ENV = "ARMBENCH_REPLICA_SOCKET_DIR"
@@ -181,7 +182,8 @@ async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], p
                 server.should_exit = True
 
     meter = ServerMeter()
-    apps = [metered(load_app(replica), meter) for replica in replicas]
+    # The frictions outside the meter: a request's latency is no server time it costs the others.
+    apps = [Frictions(metered(load_app(replica), meter)) for replica in replicas]
     servers = [Member(uvicorn.Config(app, log_level="warning")) for app in apps]
     if parent_pipe is not None:
         loop = asyncio.get_running_loop()

@@ -152,9 +152,11 @@ class Browser:
         await self.close()
 
     async def new_session(
-        self, allowed_origins: list[str], step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S
+        self, allowed_origins: list[str], step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+        headers: dict[str, str] | None = None,
     ) -> BrowserSession:
-        """A fresh context (no cookies, cache or history from other runs) for one run."""
+        """A fresh context (no cookies, cache or history from other runs) for one run, whose
+        requests carry `headers` (the run's web profile, armbench/web_profile.py)."""
         if self._browser is None or self._dead_port is None:
             raise RuntimeError("Browser.start() first")
         allowed = []
@@ -166,6 +168,7 @@ class Browser:
         context = await opening("a browser context", self._browser.new_context(
             service_workers="block",  # a service worker's requests would bypass routing
             accept_downloads=False,
+            extra_http_headers=headers or None,
             proxy={
                 "server": f"http://127.0.0.1:{self._dead_port.getsockname()[1]}",
                 "bypass": ",".join(origin.split("://")[1] for origin in allowed),

@@ -32,11 +32,13 @@ from functools import cache
 
 from armbench.tools.sandbox import ReplicaRoute
 from armbench.types import REPLICA_COST_HEADER, REPLICA_WANT_COST_HEADER
+from armbench.web_profile import WEB_HEADERS
 
 READ_CHUNK = 65_536
 MAX_WAITING = 16  # a run's connections waiting for a slot; more are answered 503 at once
 HOP_BY_HOP = {b"connection", b"keep-alive", b"proxy-connection", b"upgrade"}
-DROPPED = HOP_BY_HOP | {REPLICA_WANT_COST_HEADER, REPLICA_COST_HEADER}  # the harness's, never the sandbox's
+# the harness's, never the sandbox's: its cost headers, and the run's web profile (the route's own)
+DROPPED = HOP_BY_HOP | {REPLICA_WANT_COST_HEADER, REPLICA_COST_HEADER, *(name.encode() for name in WEB_HEADERS)}
 ASK_COST = REPLICA_WANT_COST_HEADER + b": 1"
 GATE_PREFIX = "armbench-gate-"  # then the owner's pid, "-", and mkdtemp's letters
 
@@ -100,12 +102,13 @@ class ReplicaShare:
         return self.awaited_s
 
 
-async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.StreamReader,
+async def relay(share: ReplicaShare, route: ReplicaRoute, client_reader: asyncio.StreamReader,
                 client_writer: asyncio.StreamWriter) -> None:
     """One request: wait for a slot and for the run to be out of debt, forward the request head with
-    `Connection: close` (the replicas take GET and HEAD; a body or a pipelined request behind the
-    head is not forwarded), charge the wait for the reply's first byte, then pass the reply on (its
-    wait for the rest of the reply is the harness's too)."""
+    `Connection: close` and the route's headers (the replicas take GET and HEAD; a body or a
+    pipelined request behind the head is not forwarded), charge the wait for the reply's first
+    byte, then pass the reply on (its wait for the rest of the reply is the harness's too)."""
+    socket_path = route.socket_path
     if share.waiting >= MAX_WAITING:  # each waiting connection holds a harness file descriptor
         await refuse(client_writer, "503 Service Unavailable", f"sandbox: more than {MAX_WAITING} "
                      f"connections wait for the replica; {share.connections} are served at once")
@@ -131,7 +134,8 @@ async def relay(share: ReplicaShare, socket_path: str, client_reader: asyncio.St
             await refuse(client_writer, "502 Bad Gateway", f"sandbox: replica socket {socket_path} unavailable: {error}")
             return
         try:
-            await pass_reply(share, closing(head, ASK_COST), server_reader, server_writer, client_writer)
+            added = [f"{name}: {value}".encode("latin-1") for name, value in route.headers.items()]
+            await pass_reply(share, closing(head, ASK_COST, *added), server_reader, server_writer, client_writer)
         except OSError:
             pass  # either side hung up mid-way: both are closed below
         finally:
@@ -205,7 +209,7 @@ async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterato
     servers: list[asyncio.Server] = []
     relays: set[asyncio.Task] = set()
 
-    def relay_to(upstream: str):
+    def relay_to(upstream: ReplicaRoute):
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             task = asyncio.current_task()
             relays.add(task)
@@ -221,7 +225,7 @@ async def gated(routes: list[ReplicaRoute], share: ReplicaShare) -> AsyncIterato
         gated_routes = []
         for route in routes:
             path = os.path.join(directory, f"{route.port}.sock")
-            servers.append(await asyncio.start_unix_server(relay_to(route.socket_path), path=path))
+            servers.append(await asyncio.start_unix_server(relay_to(route), path=path))
             os.chmod(path, 0o666)
             gated_routes.append(route.model_copy(update={"socket_path": path}))
         yield gated_routes

@@ -138,6 +138,7 @@ class ReplicaRoute(BaseModel):
 
     port: int = Field(ge=1, le=65535)
     socket_path: str
+    headers: dict[str, str] = Field(default_factory=dict)  # added to each request by the gate (replica_gate.py)
 
 
 class SandboxConfig(BaseModel):

@@ -163,8 +163,10 @@ class HttpGetTool(Tool):
     name = "http_get"
     Args = HttpGetArgs
 
-    def __init__(self, origins: Iterable[str], deadline_s: float = CALL_DEADLINE_S):
+    def __init__(self, origins: Iterable[str], deadline_s: float = CALL_DEADLINE_S,
+                 headers: dict[str, str] | None = None):
         self.deadline_s = deadline_s
+        self.headers = headers or {}  # what each request carries: the run's web profile
         self.origins = [origin.rstrip("/") for origin in origins]
         self.allowed = {origin_of(httpx.URL(origin)) for origin in self.origins}
         self.description = HTTP_GET_DESCRIPTION.format(
@@ -186,7 +188,7 @@ class HttpGetTool(Tool):
         async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_S, trust_env=False) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 try:
-                    async with client.stream("GET", url) as response:
+                    async with client.stream("GET", url, headers=self.headers) as response:
                         if not response.is_redirect:
                             return await page_result(response, args.offset)
                         location = response.headers["location"]
@@ -263,7 +265,10 @@ def decode(raw: bytes, charset: str | None) -> str:
     return raw.decode(codec, "replace")
 
 
-def web_tools(routes: Sequence[ReplicaRoute], config: SandboxConfig | None = None) -> list[Tool]:
-    """The python and http_get tools for these replicas (reached at http://127.0.0.1:<port>)."""
+def web_tools(routes: Sequence[ReplicaRoute], config: SandboxConfig | None = None,
+              headers: dict[str, str] | None = None) -> list[Tool]:
+    """The python and http_get tools for these replicas (reached at http://127.0.0.1:<port>),
+    whose requests carry `headers` (the run's web profile)."""
     origins = [f"http://127.0.0.1:{route.port}" for route in routes]
-    return [PythonTool(routes, config), HttpGetTool(origins)]
+    routes = [route.model_copy(update={"headers": headers}) for route in routes] if headers else routes
+    return [PythonTool(routes, config), HttpGetTool(origins, headers=headers)]

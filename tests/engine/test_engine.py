@@ -48,7 +48,7 @@ class Gauge(Tool):
 
 class GaugeArms:
     @asynccontextmanager
-    async def open_arm(self, arm: str, domain: str):
+    async def open_arm(self, arm: str, domain: str, run_id: str | None = None):
         yield ArmTools(arm, [Gauge()])
 
 

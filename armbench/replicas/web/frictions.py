@@ -1,0 +1,177 @@
+"""The frictions of a web profile (armbench/web_profile.py), applied to a replica app: `Frictions(app)`.
+
+Every replica app is served inside it. A request without the profile header is the kind web and
+passes straight through; one with it meets the profile's frictions, in this order: its latency,
+the run's rate limit (a 429 is not counted against it), a transient 503, then, until the run has
+accepted cookies, an interstitial in place of any HTML page, and past the page cap a "refine your
+search" page in place of an HTML list page. What the middleware keeps per run
+(its requests in the window, each URL's count and last answer, its consent) is bounded: the
+least recently seen runs are forgotten first.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import time
+from collections import Counter, OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from armbench.types import WebProfile
+from armbench.web_profile import WEB_PROFILE_HEADER, WEB_RUN_HEADER, decoded
+
+CONSENT_PATH = "/cookies/accept"
+MAX_RUNS = 4096  # runs remembered at once (a run set's concurrency is far below)
+
+
+@dataclass
+class RunState:
+    requests: deque[float] = field(default_factory=deque)  # when its counted requests came, within the window
+    seen: Counter[str] = field(default_factory=Counter)  # requests per URL so far
+    failed: set[str] = field(default_factory=set)  # URLs whose last answer was a transient error
+    consented: bool = False
+
+
+class Frictions:
+    """The ASGI `app`, with the frictions of the web profile each request carries."""
+
+    def __init__(self, app: Any, clock: Any = time.monotonic) -> None:
+        self.app = app
+        self.clock = clock
+        self.runs: OrderedDict[str, RunState] = OrderedDict()
+        self.profiles: dict[str, WebProfile] = {}
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
+        encoded, key = headers.get(WEB_PROFILE_HEADER), headers.get(WEB_RUN_HEADER)
+        if encoded is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            profile = self.profile(encoded)
+        except ValueError as error:
+            await answer(send, 400, str(error))
+            return
+        if not key:
+            await answer(send, 400, f"{WEB_PROFILE_HEADER} without {WEB_RUN_HEADER}")
+            return
+        await self.serve(profile, key, self.run(key), scope, receive, send)
+
+    async def serve(self, profile: WebProfile, key: str, run: RunState, scope: dict, receive: Any, send: Any) -> None:
+        url = scope["path"] + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
+        request = f"{scope['method']} {url}"
+        nth = run.seen[request]
+        run.seen[request] += 1
+        if profile.latency is not None:
+            await asyncio.sleep(profile.latency.seconds(draw(key, "latency", request, nth), profile.latency_scale))
+        if profile.rate_limit is not None:
+            limit, now = profile.rate_limit, self.clock()
+            while run.requests and run.requests[0] <= now - limit.window_s:
+                run.requests.popleft()
+            if len(run.requests) >= limit.requests:
+                await answer(send, 429, f"Too many requests: at most {limit.requests} per {limit.window_s:g} s. "
+                             f"Retry after {limit.retry_after_s} s.", {"retry-after": str(limit.retry_after_s)})
+                return
+            run.requests.append(now)
+        if profile.transient_errors is not None:
+            if request not in run.failed and draw(key, "transient", request, nth) < profile.transient_errors.probability:
+                run.failed.add(request)
+                await answer(send, 503, "Service temporarily unavailable. Please retry.", {"retry-after": "1"})
+                return
+            run.failed.discard(request)
+        if profile.consent and not run.consented:
+            if scope["path"] == CONSENT_PATH:
+                run.consented = True
+                await answer(send, 303, "Cookies accepted.", {"location": next_page(scope)})
+                return
+            await self.app(scope, receive, html_replaced(send, consent_page(url)))
+            return
+        if profile.page_cap is not None and page_number(scope) > profile.page_cap:
+            await self.app(scope, receive, html_replaced(send, refine_page(profile.page_cap)))
+            return
+        await self.app(scope, receive, send)
+
+    def profile(self, encoded: str) -> WebProfile:
+        if encoded not in self.profiles:
+            self.profiles[encoded] = decoded(encoded)  # a run set has one: a dict of one, in practice
+        return self.profiles[encoded]
+
+    def run(self, key: str) -> RunState:
+        state = self.runs.pop(key, None) or RunState()
+        self.runs[key] = state
+        while len(self.runs) > MAX_RUNS:
+            self.runs.popitem(last=False)
+        return state
+
+
+def draw(key: str, what: str, request: str, nth: int) -> float:
+    """A number in (0, 1) fixed by the run, the friction, the request and its repeat."""
+    digest = hashlib.sha256(f"{key}\0{what}\0{request}\0{nth}".encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+def next_page(scope: dict) -> str:
+    """Where accepting leads: the `next` page asked for, if it is a path on this site."""
+    wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("next", ["/"])[0]
+    return wanted if wanted.startswith("/") and not wanted.startswith("//") else "/"
+
+
+def page_number(scope: dict) -> int:
+    """The list page a request asks for (its `page` parameter), 1 when it names none or no number."""
+    asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("page", ["1"])[0]
+    return int(asked) if asked.isascii() and asked.isdigit() and len(asked) < 10 else 1
+
+
+def html_replaced(send: Any, page: str) -> Any:
+    """`send`, but an HTML reply is replaced by `page` (other replies, an API's JSON, pass)."""
+    replaced = False
+
+    async def sending(message: dict) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start":
+            content_type = dict(message.get("headers", ())).get(b"content-type", b"")
+            replaced = content_type.startswith(b"text/html")
+            if replaced:
+                await answer(send, 200, "", page=page)
+                return
+        if not replaced:
+            await send(message)
+
+    return sending
+
+
+def refine_page(cap: int) -> str:
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Refine your search</title></head>"
+        "<body><main><h1>Refine your search</h1>"
+        f"<p>Only the first {cap} pages of results are shown. Use the filters to narrow your search.</p>"
+        "</main></body></html>"
+    )
+
+
+def consent_page(url: str) -> str:
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Before you continue</title></head>"
+        "<body><main><h1>We value your privacy</h1>"
+        "<p>We use cookies to run this site and to measure how it is used. Accept to continue to the page "
+        "you asked for.</p>"
+        f"<form action=\"{CONSENT_PATH}\" method=\"get\"><input type=\"hidden\" name=\"next\" "
+        f"value=\"{html.escape(url)}\"><button type=\"submit\">Accept all cookies</button></form>"
+        "</main></body></html>"
+    )
+
+
+async def answer(send: Any, status: int, text: str, headers: dict[str, str] | None = None,
+                 page: str | None = None) -> None:
+    """A whole reply: `page` as HTML, or else `text` as plain text."""
+    body = (page if page is not None else text).encode()
+    kind = b"text/html; charset=utf-8" if page is not None else b"text/plain; charset=utf-8"
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", kind), (b"content-length", str(len(body)).encode()),
+        *[(name.encode(), value.encode()) for name, value in (headers or {}).items()]]})
+    await send({"type": "http.response.body", "body": body})
