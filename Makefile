@@ -146,6 +146,7 @@ bench: setup
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py
+	$(BIN)/python benchmarks/web_profiles.py
 	$(BIN)/python benchmarks/sandbox_startup.py
 	$(BIN)/python benchmarks/run_engine.py
 	$(BIN)/python benchmarks/ray_executor.py

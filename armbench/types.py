@@ -299,12 +299,14 @@ class WebProfile(Friction):
     transient_errors: TransientErrors | None = None
     consent: bool = False
     page_cap: int | None = Field(None, ge=1)  # list pages shown; past them, "refine your search"
+    chrome_bytes: int | None = Field(None, ge=1)  # navigation and boilerplate around each page's content
+    markup_drift: bool = False  # non-content class names, ids and order vary per run
 
     @property
     def is_kind(self) -> bool:
         """No friction at all, whatever it is called."""
-        return (self.latency, self.rate_limit, self.transient_errors, self.consent, self.page_cap) == (
-            None, None, None, False, None)
+        return (self.latency, self.rate_limit, self.transient_errors, self.consent, self.page_cap,
+                self.chrome_bytes, self.markup_drift) == (None, None, None, False, None, None, False)
 
 
 KIND_WEB = WebProfile(name="kind")

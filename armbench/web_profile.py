@@ -13,7 +13,10 @@ web kit applies them to every domain's site and API (replicas/web/frictions.py),
   form, so a plain GET accepts it too) must be followed before the content shows (the EU's
   cookie banners);
 - `page_cap`: an HTML list page past the first K says "refine your search" instead (search sites
-  that show the first few hundred results): a crawl must use the site's filters.
+  that show the first few hundred results): a crawl must use the site's filters;
+- `chrome_bytes`: navigation and boilerplate of about that size around each page's content;
+- `markup_drift`: the class names, ids and order of a page's non-content parts vary per run
+  (replicas/web/page_chrome.py).
 
 A run's draws depend only on the profile's `seed`, the run's id and the request (its method, URL
 and how many times the run asked for it before), never on timing or other runs: the same run meets
@@ -70,10 +73,12 @@ PROFILES = {
     "kind": KIND_WEB,
     "real": WebProfile(name="real", latency=Latency(p50_ms=300, p95_ms=1200),
                        rate_limit=RateLimit(requests=300, window_s=60, retry_after_s=5),
-                       transient_errors=TransientErrors(probability=0.02), consent=True, page_cap=20),
+                       transient_errors=TransientErrors(probability=0.02), consent=True, page_cap=20,
+                       chrome_bytes=4000, markup_drift=True),
     "hostile": WebProfile(name="hostile", latency=Latency(p50_ms=800, p95_ms=4000),
                           rate_limit=RateLimit(requests=100, window_s=60, retry_after_s=15),
-                          transient_errors=TransientErrors(probability=0.1), consent=True, page_cap=5),
+                          transient_errors=TransientErrors(probability=0.1), consent=True, page_cap=5,
+                          chrome_bytes=12000, markup_drift=True),
 }
 
 

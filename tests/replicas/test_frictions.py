@@ -2,6 +2,8 @@
 and the World Bank API), per run, and the same for the same seed and run id."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -130,3 +132,28 @@ def test_past_the_page_cap_a_list_page_says_refine_your_search_and_filters_still
     assert "RTX" in get(client, capped, "a", "/gpus?manufacturer=NVIDIA").text  # a filtered list's first page
     api = get(site("worldbank"), capped, "a", "/v2/country?format=json&per_page=2&page=5")
     assert api.status_code == 200 and api.json()[0]["page"] == 5  # an API's JSON is no list page
+
+
+def main_part(page: str) -> str:
+    return page[page.index("<main>"):page.index("</main>")]
+
+
+def test_chrome_wraps_each_page_in_about_its_size_of_boilerplate_and_leaves_the_content_alone():
+    client, bare = site(), TestClient(load_reference(DOMAINS["gpus"].app)())
+    page = get(client, WebProfile(name="c", chrome_bytes=5000), "a").text
+    plain = bare.get(LIST).text
+    assert 5000 <= len(page) - len(plain) < 6000
+    assert main_part(page) == main_part(plain) and '<nav aria-label="Site">' in page and "Stay in touch" in page
+
+
+def test_markup_drift_varies_non_content_class_names_ids_and_order_per_run_never_the_content():
+    client, drifting = site(), WebProfile(name="d", chrome_bytes=1000, markup_drift=True)
+    pages = {run: get(client, drifting, run).text for run in [f"gpus-design-01.browsing.r{n}" for n in range(8)]}
+    plain = TestClient(load_reference(DOMAINS["gpus"].app)()).get(LIST).text
+    assert all(main_part(page) == main_part(plain) for page in pages.values())
+    headers = {re.search(r"<header [^>]*>", page)[0] for page in pages.values()}
+    assert len(headers) == 8 and all('class="hea-' in header and 'id="header-' in header for header in headers)
+    orders = {page.index("Stay in touch") < page.index("<footer") for page in pages.values()}
+    assert orders == {True, False}  # the boilerplate stands before the footer in some designs, after it in others
+    run = "gpus-design-01.browsing.r0"
+    assert get(client, drifting, run).text == pages[run]  # one design for the whole run

@@ -4,7 +4,8 @@ Every replica app is served inside it. A request without the profile header is t
 passes straight through; one with it meets the profile's frictions, in this order: its latency,
 the run's rate limit (a 429 is not counted against it), a transient 503, then, until the run has
 accepted cookies, an interstitial in place of any HTML page, and past the page cap a "refine your
-search" page in place of an HTML list page. What the middleware keeps per run
+search" page in place of an HTML list page. Every HTML page the run gets is then dressed in the
+profile's chrome and markup drift (page_chrome.py). What the middleware keeps per run
 (its requests in the window, each URL's count and last answer, its consent) is bounded: the
 least recently seen runs are forgotten first.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+from armbench.replicas.web.page_chrome import dressed
 from armbench.types import WebProfile
 from armbench.web_profile import WEB_PROFILE_HEADER, WEB_RUN_HEADER, decoded
 
@@ -63,6 +65,8 @@ class Frictions:
         await self.serve(profile, key, self.run(key), scope, receive, send)
 
     async def serve(self, profile: WebProfile, key: str, run: RunState, scope: dict, receive: Any, send: Any) -> None:
+        if profile.chrome_bytes or profile.markup_drift:  # every HTML page of the run, its replacements too
+            send = html_rewritten(send, lambda page: dressed(page, profile, key))
         url = scope["path"] + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
         request = f"{scope['method']} {url}"
         nth = run.seen[request]
@@ -141,6 +145,31 @@ def html_replaced(send: Any, page: str) -> Any:
                 return
         if not replaced:
             await send(message)
+
+    return sending
+
+
+def html_rewritten(send: Any, rewrite: Any) -> Any:
+    """`send`, but an HTML reply's body is gathered and sent as `rewrite(body)` (others pass)."""
+    start: dict | None = None
+    parts: list[bytes] = []
+
+    async def sending(message: dict) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            if dict(message.get("headers", ())).get(b"content-type", b"").startswith(b"text/html"):
+                start = message
+                return
+        elif start is not None and message["type"] == "http.response.body":
+            parts.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = rewrite(b"".join(parts).decode("utf-8", "replace")).encode()
+            headers = [(name, value) for name, value in start.get("headers", ()) if name != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await send(message)
 
     return sending
 
