@@ -282,7 +282,8 @@ def compare_run_sets(a: list[RunRecord], b: list[RunRecord], a_name: str, b_name
 def manifest_differences(a: dict, b: dict, a_records: list[RunRecord], b_records: list[RunRecord]) -> list[str]:
     """What differs between two run sets besides the model, in what both hold: question sets, tools,
     and each shared domain's replica data and system prompt (read from its records, which hash one
-    domain each: two run sets of different domains are not "different data")."""
+    domain each: two run sets of different domains are not "different data"), and the web
+    conditions their runs met."""
     differences = []
     for field, what in (("question_sets", "question set"), ("tool_manifests", "tool manifest")):
         left, right = a.get(field, {}), b.get(field, {})
@@ -292,7 +293,18 @@ def manifest_differences(a: dict, b: dict, a_records: list[RunRecord], b_records
         left, right = per_domain(a_records, field), per_domain(b_records, field)
         changed = sorted(domain for domain in left.keys() & right.keys() if left[domain] != right[domain])
         differences += [f"{what} of {domain} differs" for domain in changed]
+    if web_profile(a) != web_profile(b):
+        differences.append(f"web conditions differ (--web): {web_profile_name(a)} vs {web_profile_name(b)}")
     return differences
+
+
+def web_profile(manifest: dict) -> dict | None:
+    """The web profile a run set's runs met, as its manifest holds it; None for the kind web."""
+    return (manifest.get("config") or {}).get("web")
+
+
+def web_profile_name(manifest: dict) -> str:
+    return (web_profile(manifest) or {}).get("name", "kind")
 
 
 def per_domain(records: list[RunRecord], field: str) -> dict[str, str]:

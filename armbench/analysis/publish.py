@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from itertools import groupby
 from pathlib import Path
 
-from armbench.analysis.compare import arm_tables, compare_arms
+from armbench.analysis.compare import arm_tables, compare_arms, web_profile, web_profile_name
 from armbench.analysis.html import render_question, render_report, render_transcript
 from armbench.analysis.overview import tool_drift_notices
 from armbench.analysis.plots import all_plots
@@ -43,8 +43,7 @@ def read_manifest(store: RunSetStore) -> dict:
 def title_of(store: RunSetStore) -> str:
     manifest = read_manifest(store)
     run_by = " (run by inspect_ai)" if manifest.get("imported") else ""
-    web = (manifest.get("config") or {}).get("web")
-    under = f" — web: {web.get('name', '?')}" if isinstance(web, dict) else ""
+    under = f" — web: {web_profile_name(manifest)}" if web_profile(manifest) else ""
     return f"armbench — {manifest.get('model', '?')}{run_by}{under} — {store.directory}"
 
 

@@ -10,6 +10,7 @@ from armbench.analysis.compare import (
     manifest_differences,
 )
 from armbench.analysis.tables import to_markdown
+from armbench.web_profile import load_profile
 from tests.support.run_sets import make_record
 
 
@@ -123,6 +124,8 @@ def test_manifest_differences_name_what_changed():
     runs = [make_record()]
     assert manifest_differences(a, a, runs, runs) == []
     assert manifest_differences(a, b, runs, runs) == ["tool manifest tooled/gpus differs"]
+    real = {**a, "config": {"web": load_profile("real").model_dump(mode="json")}}
+    assert manifest_differences(a, real, runs, runs) == ["web conditions differ (--web): kind vs real"]
 
 
 def test_data_and_prompt_differ_only_where_both_run_sets_ran_the_domain():
