@@ -259,12 +259,12 @@ DEFAULT_MAX_RUNS = 10_000  # runs one run set may plan (`bench run --max-runs`):
 # --- web profiles: the frictions the replicas put in a run's way (armbench/web_profile.py) --------
 
 class Friction(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Latency(Friction):
-    p50_ms: float = Field(gt=0)
-    p95_ms: float = Field(gt=0)
+    p50_ms: float = Field(gt=0, le=600_000)  # up to 10 minutes
+    p95_ms: float = Field(gt=0, le=600_000)
 
     @model_validator(mode="after")
     def _ordered(self) -> Latency:
@@ -279,9 +279,9 @@ class Latency(Friction):
 
 
 class RateLimit(Friction):
-    requests: int = Field(ge=1)
-    window_s: float = Field(gt=0)
-    retry_after_s: int = Field(ge=1)
+    requests: int = Field(ge=1, le=1_000_000)
+    window_s: float = Field(gt=0, le=86_400)
+    retry_after_s: int = Field(ge=1, le=86_400)
 
 
 class TransientErrors(Friction):
@@ -292,14 +292,14 @@ class WebProfile(Friction):
     """A set of frictions; none (`kind`) is the replicas as they are."""
 
     name: str = Field(min_length=1)
-    seed: int = 0
-    latency_scale: float = Field(1.0, gt=0)  # CI scales latencies down; every other friction stays
+    seed: int = Field(0, ge=0, le=2**63)
+    latency_scale: float = Field(1.0, gt=0, le=100)  # CI scales latencies down; every other friction stays
     latency: Latency | None = None
     rate_limit: RateLimit | None = None
     transient_errors: TransientErrors | None = None
     consent: bool = False
-    page_cap: int | None = Field(None, ge=1)  # list pages shown; past them, "refine your search"
-    chrome_bytes: int | None = Field(None, ge=1)  # navigation and boilerplate around each page's content
+    page_cap: int | None = Field(None, ge=1, le=1_000_000)  # list pages shown; past them, "refine your search"
+    chrome_bytes: int | None = Field(None, ge=1, le=1_000_000)  # navigation and boilerplate around each page
     markup_drift: bool = False  # non-content class names, ids and order vary per run
 
     @property

@@ -19,13 +19,15 @@ web kit applies them to every domain's site and API (replicas/web/frictions.py),
   (replicas/web/page_chrome.py).
 
 A run's draws depend only on the profile's `seed`, the run's id and the request (its method, URL
-and how many times the run asked for it before), never on timing or other runs: the same run meets
-the same frictions at concurrency 1 and 16. `kind`, the default, has none: the replicas serve as
+and how many times the run was served it before), never on other runs: the same run meets the same
+frictions at concurrency 1 and 16. The rate limit alone counts real seconds (a request it refuses
+is not counted, so it moves no draw). `kind`, the default, has none: the replicas serve as
 they always have, byte for byte. The typed tools are not affected (they are the API the study gives
 the tooled arm); the browser, `http_get` and the python sandbox meet the same frictions.
 
 A profile travels with each request of a run, in two headers the harness sets (and a sandbox's
-own are replaced): `x-armbench-web` (the profile) and `x-armbench-run` (the run's key).
+own are replaced): `x-armbench-web` (the profile) and `x-armbench-run` (the run's key, then a dot
+and the attempt's: the replica keeps each attempt's state apart).
 """
 from __future__ import annotations
 
@@ -45,11 +47,13 @@ WEB_RUN_HEADER = "x-armbench-run"
 WEB_HEADERS = {WEB_PROFILE_HEADER, WEB_RUN_HEADER}  # the harness's: a sandbox's own are dropped
 
 
-def headers(profile: WebProfile, run_id: str) -> dict[str, str]:
-    """What each request of the run `run_id` carries (nothing under a kind profile)."""
+def headers(profile: WebProfile, run_id: str, attempt: str) -> dict[str, str]:
+    """What each request of one attempt at the run `run_id` carries (nothing under a kind profile):
+    its draws follow the run (`run_key`), its state (consent, the rate window) the attempt, so a
+    run played again, in another run set or beside a Ray driver, starts afresh and meets the same draws."""
     if profile.is_kind:
         return {}
-    return {WEB_PROFILE_HEADER: encoded(profile), WEB_RUN_HEADER: run_key(profile.seed, run_id)}
+    return {WEB_PROFILE_HEADER: encoded(profile), WEB_RUN_HEADER: f"{run_key(profile.seed, run_id)}.{attempt}"}
 
 
 def encoded(profile: WebProfile) -> str:
@@ -62,6 +66,26 @@ def decoded(text: str) -> WebProfile:
         return WebProfile.model_validate_json(base64.urlsafe_b64decode(text.encode("ascii")))
     except (ValidationError, ValueError, UnicodeError) as error:
         raise ValueError(f"{WEB_PROFILE_HEADER} is not a web profile: {error}") from None
+
+
+def profile_in(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The web profile a run set's runs met, as its manifest holds it; None for the kind web."""
+    return (manifest.get("config") or {}).get("web")
+
+
+def profile_name_in(manifest: dict[str, Any]) -> str:
+    return (profile_in(manifest) or {}).get("name", "kind")
+
+
+def profiles_apart(a: dict[str, Any], b: dict[str, Any], between: str) -> str:
+    """How the web profiles of two manifests differ, in words: their names (`between` them), or what
+    differs under one name."""
+    left, right = profile_name_in(a), profile_name_in(b)
+    if left != right:
+        return f"{left!r}{between}{right!r}"
+    settings_a, settings_b = profile_in(a) or {}, profile_in(b) or {}
+    differ = sorted(key for key in settings_a.keys() | settings_b.keys() if settings_a.get(key) != settings_b.get(key))
+    return f"{left!r} with other {', '.join(differ)}"
 
 
 def run_key(seed: int, run_id: str) -> str:

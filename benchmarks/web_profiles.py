@@ -31,7 +31,7 @@ async def measure(list_url: str, profile_name: str) -> dict[str, Any]:
     origin = list_url.split("/gpus")[0]
     profile = PROFILES[profile_name]
     async with Browser() as browser:
-        session = await browser.new_session([origin], headers=headers(profile, f"bench-{profile_name}.browsing.r0"))
+        session = await browser.new_session([origin], headers=headers(profile, f"bench-{profile_name}.browsing.r0", "1"))
         tools = {tool.name: tool for tool in browser_tools(session)}
         first = (await tools["browser_navigate"].invoke({"url": list_url})).result
         accept = ACCEPT.search(first.get("snapshot", ""))

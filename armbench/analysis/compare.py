@@ -17,6 +17,7 @@ from armbench.analysis.stats import Estimate, bootstrap_ratio, mcnemar_exact
 from armbench.analysis.summary import graded, grouped, question_tallies, summarize
 from armbench.analysis.tables import Table, percent, points
 from armbench.types import RunRecord
+from armbench.web_profile import profile_in, profiles_apart
 
 ARM_UNIT = ("domain", "set", "question_id")
 RUN_SET_UNIT = ("domain", "set", "arm", "question_id")
@@ -293,18 +294,9 @@ def manifest_differences(a: dict, b: dict, a_records: list[RunRecord], b_records
         left, right = per_domain(a_records, field), per_domain(b_records, field)
         changed = sorted(domain for domain in left.keys() & right.keys() if left[domain] != right[domain])
         differences += [f"{what} of {domain} differs" for domain in changed]
-    if web_profile(a) != web_profile(b):
-        differences.append(f"web conditions differ (--web): {web_profile_name(a)} vs {web_profile_name(b)}")
+    if profile_in(a) != profile_in(b):
+        differences.append(f"web conditions differ (--web): {profiles_apart(a, b, ' vs ')}")
     return differences
-
-
-def web_profile(manifest: dict) -> dict | None:
-    """The web profile a run set's runs met, as its manifest holds it; None for the kind web."""
-    return (manifest.get("config") or {}).get("web")
-
-
-def web_profile_name(manifest: dict) -> str:
-    return (web_profile(manifest) or {}).get("name", "kind")
 
 
 def per_domain(records: list[RunRecord], field: str) -> dict[str, str]:

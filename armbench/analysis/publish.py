@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from itertools import groupby
 from pathlib import Path
 
-from armbench.analysis.compare import arm_tables, compare_arms, web_profile, web_profile_name
+from armbench.analysis.compare import arm_tables, compare_arms
 from armbench.analysis.html import render_question, render_report, render_transcript
 from armbench.analysis.overview import tool_drift_notices
 from armbench.analysis.plots import all_plots
@@ -33,6 +33,7 @@ from armbench.analysis.transcript import read_turns, reference_answer
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.types import RunRecord
+from armbench.web_profile import profile_in, profile_name_in
 
 
 def read_manifest(store: RunSetStore) -> dict:
@@ -43,7 +44,7 @@ def read_manifest(store: RunSetStore) -> dict:
 def title_of(store: RunSetStore) -> str:
     manifest = read_manifest(store)
     run_by = " (run by inspect_ai)" if manifest.get("imported") else ""
-    under = f" — web: {web_profile_name(manifest)}" if web_profile(manifest) else ""
+    under = f" — web: {profile_name_in(manifest)}" if profile_in(manifest) else ""
     return f"armbench — {manifest.get('model', '?')}{run_by}{under} — {store.directory}"
 
 

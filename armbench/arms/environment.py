@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import secrets
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -278,7 +279,9 @@ class ArmEnvironment:
         check_arm(name, domain, self.synthesized)
         assert self.browser is not None, "use `async with ArmEnvironment(...)`"
         assert self.watch is not None
-        headers = web_headers(self.web_profile, run_id) if run_id is not None else {}
+        if run_id is None and not self.web_profile.is_kind:
+            raise ValueError(f"the web profile {self.web_profile.name!r} needs the run's id to key its frictions")
+        headers = web_headers(self.web_profile, run_id, secrets.token_hex(6)) if run_id is not None else {}
         session = LazySession(self.browser, [self.endpoints[domain].base_url], headers)
         try:
             # Web tools of its own: the run's python calls share one allowance at the replicas.

@@ -23,6 +23,7 @@ from armbench.errors import UserError
 from armbench.provenance import git_commit
 from armbench.questions import QuestionSet, tool_drift
 from armbench.types import Manifest, Resume, RunConfig
+from armbench.web_profile import profile_in, profiles_apart
 
 
 def build_manifest(
@@ -101,9 +102,8 @@ def resume_differences(stored: dict[str, Any], question_sets: list[QuestionSet],
     if then.get("price_per_million") != now["price_per_million"]:
         problems.append(f"--price: the run set used {then.get('price_per_million')}, "
                         f"this command {now['price_per_million']}")
-    if then.get("web") != now.get("web"):  # the kind web is in neither
-        problems.append(f"--web: the run set met the web profile {(then.get('web') or {}).get('name', 'kind')!r}, "
-                        f"this command {(now.get('web') or {}).get('name', 'kind')!r}")
+    if profile_in(stored) != now.get("web"):  # the kind web is in neither
+        problems.append(f"--web: the run set met the web profile {profiles_apart(stored, {'config': now}, ', this command ')}")
     if then.get("completion_kwargs", {}) != now["completion_kwargs"]:
         problems.append(f"generation settings (--temperature, -M, ...): the run set used "
                         f"{then.get('completion_kwargs', {})}, this command {now['completion_kwargs']}")

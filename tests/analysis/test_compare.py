@@ -125,7 +125,9 @@ def test_manifest_differences_name_what_changed():
     assert manifest_differences(a, a, runs, runs) == []
     assert manifest_differences(a, b, runs, runs) == ["tool manifest tooled/gpus differs"]
     real = {**a, "config": {"web": load_profile("real").model_dump(mode="json")}}
-    assert manifest_differences(a, real, runs, runs) == ["web conditions differ (--web): kind vs real"]
+    assert manifest_differences(a, real, runs, runs) == ["web conditions differ (--web): 'kind' vs 'real'"]
+    reseeded = {**a, "config": {"web": load_profile("real").model_copy(update={"seed": 3}).model_dump(mode="json")}}
+    assert manifest_differences(real, reseeded, runs, runs) == ["web conditions differ (--web): 'real' with other seed"]
 
 
 def test_data_and_prompt_differ_only_where_both_run_sets_ran_the_domain():

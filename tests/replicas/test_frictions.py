@@ -31,12 +31,12 @@ def site(domain: str = "gpus", clock: Clock | None = None) -> TestClient:
                       follow_redirects=False)
 
 
-def get(client: TestClient, profile: WebProfile, run_id: str, path: str = LIST):
-    return client.get(path, headers=headers(profile, run_id))
+def get(client: TestClient, profile: WebProfile, run_id: str, path: str = LIST, attempt: str = "1"):
+    return client.get(path, headers=headers(profile, run_id, attempt))
 
 
 def test_the_kind_profile_sends_nothing_and_the_replica_answers_byte_for_byte_as_without_frictions():
-    assert headers(KIND_WEB, "gpus-design-01.browsing.r0") == {} and KIND_WEB.is_kind
+    assert headers(KIND_WEB, "gpus-design-01.browsing.r0", "1") == {} and KIND_WEB.is_kind
     bare = TestClient(load_reference(DOMAINS["gpus"].app)())
     assert get(site(), KIND_WEB, "gpus-design-01.browsing.r0").content == bare.get(LIST).content
 
@@ -47,10 +47,13 @@ def test_past_its_rate_limit_a_run_gets_429_with_retry_after_and_other_runs_do_n
     throttled = WebProfile(name="t", rate_limit=RateLimit(requests=3, window_s=10, retry_after_s=7))
     assert [get(client, throttled, "a").status_code for _ in range(4)] == [200, 200, 200, 429]
     limited = get(client, throttled, "a")
-    assert limited.headers["retry-after"] == "7" and "at most 3 per 10 s" in limited.text
+    assert limited.headers["retry-after"] == "10" and "at most 3 per 10 s" in limited.text  # when the window frees
+    clock.now += 8
+    assert get(client, throttled, "a").headers["retry-after"] == "7"  # never below the profile's own
     assert get(client, throttled, "b").status_code == 200  # another run's allowance is its own
-    clock.now += 10.5
+    clock.now += 2.5
     assert get(client, throttled, "a").status_code == 200  # the window has moved on
+    assert get(client, throttled, "a", attempt="2").status_code == 200  # the run played again starts afresh
 
 
 def transient_statuses(client: TestClient, profile: WebProfile, run_id: str) -> list[tuple[str, int]]:
@@ -66,6 +69,11 @@ def test_a_transient_503_comes_with_retry_after_never_twice_in_a_row_for_a_url_a
         mine = [status for p, status in statuses if p == path]
         assert (503, 503) not in zip(mine, mine[1:])
     assert transient_statuses(site(), flaky, "gpus-design-01.browsing.r0") == statuses  # a new server, same draws
+    client = site()
+    transient_statuses(client, flaky, "gpus-design-01.browsing.r0")
+    again = [(path, get(client, flaky, "gpus-design-01.browsing.r0", path, attempt="2").status_code)
+             for path, _ in statuses]
+    assert again == statuses  # the same run played again on the same server: its state anew, its draws the same
     assert transient_statuses(site(), flaky, "gpus-design-01.browsing.r1") != statuses
     reseeded = flaky.model_copy(update={"seed": 1})
     assert transient_statuses(site(), reseeded, "gpus-design-01.browsing.r0") != statuses
@@ -82,9 +90,12 @@ def test_the_first_page_of_a_run_is_a_consent_page_whose_button_leads_on_to_the_
     accepted = get(client, asking, "a", f"{CONSENT_PATH}?next=%2Fgpus%3Fpage%3D2")
     assert accepted.status_code == 303 and accepted.headers["location"] == LIST
     assert "RTX" in get(client, asking, "a").text  # accepted: the content shows from now on
+    assert get(client, asking, "a", f"{CONSENT_PATH}?next=%2Fgpus").status_code == 303  # a second accept
     assert "We value your privacy" in get(client, asking, "b").text  # another run has not accepted
-    elsewhere = get(client, asking, "c", f"{CONSENT_PATH}?next=https://example.com/")
-    assert elsewhere.headers["location"] == "/"  # never off the site
+    for away in ["https://example.com/", "//example.com/", "/%5Cexample.com", "/%09/example.com", "/%0Ax"]:
+        elsewhere = get(client, asking, "c", f"{CONSENT_PATH}?next={away}")
+        assert elsewhere.status_code == 303 and elsewhere.headers["location"] == "/", away  # never off the site
+    assert "Accept all cookies" in get(client, asking, "d", "/gpus%0A").text  # a control character stays encoded
 
 
 def test_an_api_reply_is_no_page_and_passes_the_consent_check():
@@ -121,6 +132,9 @@ def test_profiles_by_name_or_from_a_yaml_file_with_one_line_errors(tmp_path):
         load_profile(str(own))
     with pytest.raises(UserError, match="neither a profile"):
         load_profile("gentle")
+    own.write_text("latency: {p50_ms: .inf, p95_ms: .inf}\n")
+    with pytest.raises(UserError, match="latency.p50_ms: Input should be a finite number"):
+        load_profile(str(own))
 
 
 def test_past_the_page_cap_a_list_page_says_refine_your_search_and_filters_still_answer():
@@ -129,6 +143,8 @@ def test_past_the_page_cap_a_list_page_says_refine_your_search_and_filters_still
     past = get(client, capped, "a", "/gpus?page=3")
     assert past.status_code == 200 and "Only the first 2 pages of results are shown" in past.text
     assert "RTX" not in past.text
+    for sly in ["/gpus?page=1&page=5", "/gpus?page=+5", "/gpus?page=%205"]:  # read as the site reads them
+        assert "Only the first 2 pages" in get(client, capped, "a", sly).text, sly
     assert "RTX" in get(client, capped, "a", "/gpus?manufacturer=NVIDIA").text  # a filtered list's first page
     api = get(site("worldbank"), capped, "a", "/v2/country?format=json&per_page=2&page=5")
     assert api.status_code == 200 and api.json()[0]["page"] == 5  # an API's JSON is no list page

@@ -7,25 +7,31 @@ accepted cookies, an interstitial in place of any HTML page, and past the page c
 search" page in place of an HTML list page. Every HTML page the run gets is then dressed in the
 profile's chrome and markup drift (page_chrome.py). What the middleware keeps per run
 (its requests in the window, each URL's count and last answer, its consent) is bounded: the
-least recently seen runs are forgotten first.
+least recently seen runs are forgotten first, and a run's URL counts stop growing at
+MAX_URLS_PER_RUN. A run's key is `<run key>.<attempt>`: its draws follow the run key, its state the
+attempt, so a run played again starts afresh and meets the same draws.
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import html
+import math
 import time
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote, urlsplit
 
+from armbench.replicas.web.listing import whole_number
 from armbench.replicas.web.page_chrome import dressed
 from armbench.types import WebProfile
 from armbench.web_profile import WEB_PROFILE_HEADER, WEB_RUN_HEADER, decoded
 
 CONSENT_PATH = "/cookies/accept"
 MAX_RUNS = 4096  # runs remembered at once (a run set's concurrency is far below)
+MAX_URLS_PER_RUN = 100_000  # requests a run's draws count apart; beyond, a new one counts as first
+MAX_PROFILES = 64
 
 
 @dataclass
@@ -62,15 +68,15 @@ class Frictions:
         if not key:
             await answer(send, 400, f"{WEB_PROFILE_HEADER} without {WEB_RUN_HEADER}")
             return
-        await self.serve(profile, key, self.run(key), scope, receive, send)
+        # The draws follow the run (the key's first part), the state its attempt (the whole key).
+        await self.serve(profile, key.split(".")[0], self.run(key), scope, receive, send)
 
     async def serve(self, profile: WebProfile, key: str, run: RunState, scope: dict, receive: Any, send: Any) -> None:
         if profile.chrome_bytes or profile.markup_drift:  # every HTML page of the run, its replacements too
             send = html_rewritten(send, lambda page: dressed(page, profile, key))
-        url = scope["path"] + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
+        url = as_sent(scope)
         request = f"{scope['method']} {url}"
-        nth = run.seen[request]
-        run.seen[request] += 1
+        nth = run.seen[request]  # counted once served: a refused request moves no draw
         if profile.latency is not None:
             await asyncio.sleep(profile.latency.seconds(draw(key, "latency", request, nth), profile.latency_scale))
         if profile.rate_limit is not None:
@@ -78,21 +84,24 @@ class Frictions:
             while run.requests and run.requests[0] <= now - limit.window_s:
                 run.requests.popleft()
             if len(run.requests) >= limit.requests:
+                wait = max(limit.retry_after_s, math.ceil(run.requests[0] + limit.window_s - now))
                 await answer(send, 429, f"Too many requests: at most {limit.requests} per {limit.window_s:g} s. "
-                             f"Retry after {limit.retry_after_s} s.", {"retry-after": str(limit.retry_after_s)})
+                             f"Retry after {wait} s.", {"retry-after": str(wait)})
                 return
             run.requests.append(now)
+        if len(run.seen) < MAX_URLS_PER_RUN or request in run.seen:
+            run.seen[request] += 1
         if profile.transient_errors is not None:
             if request not in run.failed and draw(key, "transient", request, nth) < profile.transient_errors.probability:
                 run.failed.add(request)
                 await answer(send, 503, "Service temporarily unavailable. Please retry.", {"retry-after": "1"})
                 return
             run.failed.discard(request)
+        if profile.consent and scope["path"] == CONSENT_PATH:  # accepted once more, too: no 404
+            run.consented = True
+            await answer(send, 303, "Cookies accepted.", {"location": next_page(scope)})
+            return
         if profile.consent and not run.consented:
-            if scope["path"] == CONSENT_PATH:
-                run.consented = True
-                await answer(send, 303, "Cookies accepted.", {"location": next_page(scope)})
-                return
             await self.app(scope, receive, html_replaced(send, consent_page(url)))
             return
         if profile.page_cap is not None and page_number(scope) > profile.page_cap:
@@ -102,7 +111,9 @@ class Frictions:
 
     def profile(self, encoded: str) -> WebProfile:
         if encoded not in self.profiles:
-            self.profiles[encoded] = decoded(encoded)  # a run set has one: a dict of one, in practice
+            if len(self.profiles) >= MAX_PROFILES:  # a run set has one: a handful, in practice
+                self.profiles.clear()
+            self.profiles[encoded] = decoded(encoded)
         return self.profiles[encoded]
 
     def run(self, key: str) -> RunState:
@@ -120,15 +131,26 @@ def draw(key: str, what: str, request: str, nth: int) -> float:
 
 
 def next_page(scope: dict) -> str:
-    """Where accepting leads: the `next` page asked for, if it is a path on this site."""
-    wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("next", ["/"])[0]
-    return wanted if wanted.startswith("/") and not wanted.startswith("//") else "/"
+    """Where accepting leads: the `next` page asked for if it is a path on this site (no scheme, no
+    host, no backslash or control character a browser would read as another site), quoted; else /."""
+    wanted = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("next", ["/"])[-1]
+    parts = urlsplit(wanted)
+    on_site = (wanted.startswith("/") and not parts.scheme and not parts.netloc and "\\" not in wanted
+               and not any(ord(char) < 0x20 or ord(char) == 0x7F for char in wanted))
+    return quote(wanted, safe="/?&=%:;,+@!$'()*~.-_") if on_site and not wanted.startswith("//") else "/"
+
+
+def as_sent(scope: dict) -> str:
+    """The request's path and query as the client sent them (still percent-encoded)."""
+    path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+    return path + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
 
 
 def page_number(scope: dict) -> int:
-    """The list page a request asks for (its `page` parameter), 1 when it names none or no number."""
-    asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("page", ["1"])[0]
-    return int(asked) if asked.isascii() and asked.isdigit() and len(asked) < 10 else 1
+    """The list page a request asks for, read as the sites read it (the last `page` parameter,
+    stripped); 1 when it names none or no number."""
+    asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("page", ["1"])[-1]
+    return whole_number(asked.strip()) or 1
 
 
 def html_replaced(send: Any, page: str) -> Any:
