@@ -30,7 +30,6 @@ from typing import Any
 
 from armbench.errors import UserError
 from armbench.replicas.cost_meter import ServerMeter, metered
-from armbench.replicas.web.frictions import Frictions
 
 PORT_BASE_ENV = "ARMBENCH_REPLICA_PORT_BASE"
 SOCKET_DIR_ENV = "ARMBENCH_REPLICA_SOCKET_DIR"
@@ -171,6 +170,8 @@ async def serve(replicas: list[Replica], listeners: list[list[socket.socket]], p
     """Serve each replica on its listening sockets until cancelled or, given `parent_pipe` (a pipe's
     read end), until its writer is gone. `on_ready` is called once every replica serves."""
     import uvicorn  # only the serving process needs it: naming a domain stays a light import
+
+    from armbench.replicas.web.frictions import Frictions  # as light: it reads pages as the sites do (polars)
 
     class Member(uvicorn.Server):
         """One replica's server: the Ctrl-C or SIGTERM it catches stops every replica at once
