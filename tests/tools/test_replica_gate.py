@@ -184,7 +184,8 @@ async def test_a_reply_whose_body_comes_late_does_not_count_against_the_calls_wa
         code = f"import urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:{route.port}/').read())"
         outcome = await tool.invoke({"code": code})
     assert outcome.result["stdout"] == "b'ok'\n" and not outcome.result["timed_out"], outcome.result
-    assert tool.share.waited_s() >= 1.5
+    # the body's 1.5 s, less what passing the head took: well over the call's 1 s wall limit
+    assert tool.share.waited_s() >= 1.4
 
 
 COST_OF = """
