@@ -33,7 +33,7 @@ from inspect_ai.tool import ToolDef, ToolParams
 from inspect_ai.util import LimitExceededError
 
 from armbench.arms import ARMS
-from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.arms.environment import ArmEnvironment, resources_prompt
 from armbench.domains import DOMAINS, data_hash
 from armbench.engine.agent import prompt_hash, system_prompt
 from armbench.grading.strict import extract_answer, grade
@@ -72,7 +72,7 @@ def hashes(domain: str, arm: str, budget: int, question_set_hash: str) -> dict[s
     return {"question_set_hash": question_set_hash,
             "tool_manifest_hash": env.manifest_hash(env.template(arm, domain), domain),
             "data_hash": data_hash([domain]),
-            "prompt_hash": prompt_hash(budget, resources_prompt({domain: symbolic(domain)}))}
+            "prompt_hash": prompt_hash(budget, domain)}
 
 
 @solver

@@ -144,6 +144,8 @@ def check_one_run_set(evals: list[tuple[Path, Any]]) -> None:
 
 
 def run_record(path: Path, log: Any, sample: Any, store: RunSetStore) -> tuple[RunRecord, list[dict[str, Any]]]:
+    from inspect_ai.scorer import CORRECT
+
     task = log.eval.metadata
     named = f"{path}: sample {sample.id} (epoch {sample.epoch})"
     episode = (sample.metadata or {}).get("episode")
@@ -169,7 +171,7 @@ def run_record(path: Path, log: Any, sample: Any, store: RunSetStore) -> tuple[R
             run_id=key, question_id=str(sample.id), domain=task["domain"], set=task["set"], arm=task["arm"],
             repeat=sample.epoch - 1, model=log.eval.model, provider=None,
             answer=score.answer if score is not None else None,
-            correct=score.value == "C" if graded else None,
+            correct=score.value == CORRECT if graded else None,
             outcome=Outcome(metadata["outcome"]) if graded and metadata.get("outcome") else None,
             miss_reason=MissReason(metadata["miss_reason"]) if graded and metadata.get("miss_reason") else None,
             stop_reason=stop, error=error, error_kind=error_kind,

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from armbench.arms.environment import resources_prompt, symbolic
 from armbench.engine.limits import NO_LIMITS, RunLimits
 from armbench.grading.strict import extract_answer
 from armbench.models.client import ModelCaller, ProviderFailure, served_by
@@ -57,7 +58,9 @@ def system_prompt(budget: int, resources: str, template: str = SYSTEM_PROMPT) ->
     return template.format(budget=budget, resources=resources)
 
 
-def prompt_hash(budget: int, resources: str) -> str:
+def prompt_hash(budget: int, domain: str) -> str:
+    """The hash of a domain's system prompt, its replica named, not addressed: the same on any port base."""
+    resources = resources_prompt({domain: symbolic(domain)})
     return hashlib.sha256(system_prompt(budget, resources).encode()).hexdigest()
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from armbench.arms.environment import ArmEnvironment, resources_prompt, symbolic
+from armbench.arms.environment import ArmEnvironment
 from armbench.domains import combined_hash
 from armbench.engine.agent import prompt_hash
 from armbench.engine.executor import (
@@ -113,9 +113,7 @@ async def _run_jobs(
 ) -> RunSetResult:
     templates = arm_templates(env, config.arms, [qs.domain for qs in question_sets])
     tool_manifests = tool_manifest_hashes(env, templates)
-    # A prompt's hash names the replica, not its address, so it is the same on any port base.
-    prompt_digests = {domain: prompt_hash(config.budget, resources_prompt({domain: symbolic(domain)}))
-                      for domain in {qs.domain for qs in question_sets}}
+    prompt_digests = {domain: prompt_hash(config.budget, domain) for domain in {qs.domain for qs in question_sets}}
     offered = {tool_key(arm, domain): template.schemas() for (arm, domain), template in templates.items()}
     manifest = build_manifest(question_sets, config, tool_manifests, combined_hash(prompt_digests), env.endpoints,
                               env.sandbox_isolation(), model.decoding(offered),

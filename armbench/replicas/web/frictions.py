@@ -32,6 +32,7 @@ CONSENT_PATH = "/cookies/accept"
 MAX_RUNS = 4096  # runs remembered at once (a run set's concurrency is far below)
 MAX_URLS_PER_RUN = 100_000  # requests a run's draws count apart; beyond, a new one counts as first
 MAX_PROFILES = 64
+PROFILE_NAME, RUN_NAME = WEB_PROFILE_HEADER.encode(), WEB_RUN_HEADER.encode()  # as ASGI gives them
 
 
 @dataclass
@@ -55,8 +56,12 @@ class Frictions:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
-        encoded, key = headers.get(WEB_PROFILE_HEADER), headers.get(WEB_RUN_HEADER)
+        encoded = key = None  # every replica request passes here: only the two names are read
+        for name, value in scope.get("headers", ()):
+            if name == PROFILE_NAME:
+                encoded = value.decode("latin-1")
+            elif name == RUN_NAME:
+                key = value.decode("latin-1")
         if encoded is None:
             await self.app(scope, receive, send)
             return

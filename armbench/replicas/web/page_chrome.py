@@ -32,14 +32,13 @@ def dressed(page: str, profile: WebProfile, key: str) -> str:
         page = LANDMARK.sub(lambda found: f"<{found[1]} {attributes(key, found[1])}>", page)
         nav, extra = (drifted(block, key) for block in (nav, extra))
     opening = BODY_OPEN.search(page)
-    closing = page.rfind("</body>")
-    if opening is None or closing < 0:
+    if opening is None or "</body>" not in page:
         return page
-    if profile.markup_drift and shuffle(key):  # the chrome's place changes with the design
-        page = page.replace("<footer", extra + "<footer", 1) if "<footer" in page else page
-        extra = ""
-    head, body, tail = page[:opening.end()], page[opening.end():closing], page[closing:]
-    return head + nav + body + extra + tail
+    page = page[:opening.end()] + nav + page[opening.end():]
+    if profile.markup_drift and shuffle(key) and "<footer" in page:  # the chrome's place changes with the design
+        return page.replace("<footer", extra + "<footer", 1)
+    closing = page.rfind("</body>")
+    return page[:closing] + extra + page[closing:]
 
 
 def chrome(size: int) -> tuple[str, str]:
