@@ -337,7 +337,6 @@ async def test_a_wedged_browser_is_an_infra_error_and_lets_go_of_its_cores_turn(
     """A browser that answers nothing (stopped here with SIGSTOP) fails the step with ToolInfraError,
     the harness's fault, within its timeouts, and the step does not keep its core's turn."""
     monkeypatch.setenv(TURNS_DIR_ENV, str(tmp_path))
-    monkeypatch.setattr(browser_module, "OPEN_TIMEOUT_S", 2.0)
     before = chromium_browsers()
     async with Browser() as browser:
         # Ours, and any this worker's earlier tests keep warm that was launched again meanwhile.
@@ -345,6 +344,8 @@ async def test_a_wedged_browser_is_an_infra_error_and_lets_go_of_its_cores_turn(
         assert wedged
         session, by_name = await tools_for(browser, site, SHORT_STEP_S)
         assert (await home(by_name, site))["title"] == "Home"
+        # Short only for the wedged tab: opening the healthy session took 2.1 s under CI's load.
+        monkeypatch.setattr(browser_module, "OPEN_TIMEOUT_S", 2.0)
         for pid in wedged:
             os.kill(pid, signal.SIGSTOP)
         try:
