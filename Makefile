@@ -9,7 +9,7 @@ WHEEL_CHECK ?= /tmp/armbench-wheel-check
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: setup setup-demo demo demo-oracle oracle oracle-loaded wheel-check lint test parity docs test-fast test-local bench nightly nightly-live data local-model clean
+.PHONY: setup setup-demo demo demo-oracle oracle oracle-web oracle-loaded wheel-check lint test parity docs test-fast test-local bench nightly nightly-live data local-model clean
 
 # The committed recording of a real local model on the GPU sets, both arms: what `make demo`
 # replays and what `make nightly` regresses against.
@@ -78,6 +78,14 @@ demo-oracle: setup-demo
 oracle: setup-demo
 	rm -rf results/oracle
 	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --out results/oracle --quiet
+
+# The real web's frictions met: every domain's questions, both arms, under `real` without its rate
+# limit (docs/profiles/real-unthrottled.yaml: retried 503s, the consent page, the page cap, chrome
+# and drift, latencies at 1/100). CI runs it.
+oracle-web: setup-demo
+	rm -rf results/oracle-web
+	$(BIN)/bench run --model scripted/oracle --arm all --set all --domain all --web docs/profiles/real-unthrottled.yaml \
+		--concurrency 4 --out results/oracle-web --quiet
 
 # Load never changes a grade: every domain, arm and set three times at --concurrency 16, every run
 # correct with no infra error, however few cores the machine has (CI runs it too).

@@ -274,6 +274,13 @@ def derive():
 
 derive()
 """
+# Runs the reading kit in a namespace of its own (a script's own `fetch` leaves the kit's alone).
+CAREFUL_PRELUDE = """import types as _careful_web, urllib.request as _careful_urllib
+_kit = _careful_web.ModuleType("reading_kit")
+exec({kit!r}, _kit.__dict__)
+_careful_urllib.urlopen = _kit.careful_urlopen
+del _careful_web, _careful_urllib, _kit
+"""
 MAIN_NAMES = ("stored", "derive")  # what DERIVED_MAIN defines: no reader may define them too
 
 
@@ -288,6 +295,26 @@ def solution(question: Question, arm: str) -> Solution | None:
     if stored == DERIVED:
         return derived_solution(question)
     return derived_solution(question, stored.derived) if isinstance(stored, Derived) else stored
+
+
+def careful(found: Solution) -> Solution:
+    """The solution as the oracle plays it: each python call whose script opens pages itself
+    (urllib.request.urlopen) run after a prelude that puts the reading kit's careful_urlopen in
+    urlopen's place, so the stored script meets the real web's frictions (`--web real`) as a
+    derived solution does, and the kind web as before."""
+    return found.model_copy(update={"calls": [careful_call(call) for call in found.calls]})
+
+
+def careful_call(call: ToolCall) -> ToolCall:
+    """The call, its script after the prelude when it opens pages itself and does not carry the
+    reading kit already (a derived solution's does)."""
+    code = call.args.get("code") if call.tool == "python" else None
+    if not isinstance(code, str) or "urllib.request.urlopen" not in code or "def careful_urlopen(" in code:
+        return call
+    from armbench.domains import reading
+
+    prelude = CAREFUL_PRELUDE.format(kit=Path(reading.__file__).read_text(encoding="utf-8"))
+    return call.model_copy(update={"args": {**call.args, "code": prelude + code}})
 
 
 def derived_solution(question: Question, scope: dict[str, Any] | None = None) -> Solution:

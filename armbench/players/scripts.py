@@ -15,7 +15,7 @@ from armbench.paths import questions_dir
 from armbench.players.probe import PROBE_TOOL, probe_word
 from armbench.players.script_registry import Reply, Script, ScriptedToolCall, Turn
 from armbench.players.synthesis_scripts import SYNTHESIS_SCRIPTS
-from armbench.questions import load_sets, solution, with_replica_addresses
+from armbench.questions import careful, load_sets, solution, with_replica_addresses
 from armbench.types import Question, Solution
 
 ORACLE_PREFERENCE = ("tooled", "browsing")
@@ -32,11 +32,11 @@ def questions_of_bank(bank: Path) -> dict[str, Question]:
 
 
 def pick_solution(question: Question, tool_names: list[str]) -> Solution | None:
-    """The first stored solution whose tools are all offered in this arm."""
+    """The first stored solution whose tools are all offered in this arm, as the oracle plays it."""
     for arm in ORACLE_PREFERENCE:
         found = solution(question, arm)
         if found and all(call.tool in tool_names for call in found.calls):
-            return found
+            return careful(found)
     return None
 
 

@@ -36,7 +36,7 @@ import html
 import re
 from urllib.parse import urlencode
 
-from armbench.domains.reading import fetch_pages
+from armbench.domains.reading import fetch_pages, list_pages
 
 TOOL = $tool_literal
 TABLE = $table_literal  # the replica table these rows are, as derivations name it (derived solutions)
@@ -55,7 +55,6 @@ YES_NO = $yes_no
 # or "range" (a min and a max box).
 LIST_FILTERS = $list_filters
 
-PAGE_COUNT = re.compile(r"<p>Page 1 of (\\d+)</p>")
 '''
 
 FROM_LIST = '''
@@ -67,7 +66,8 @@ LIST_CELL = re.compile(r"<td>(.*?)</td>", re.S)
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """Every row of the list pages (those the scope's filters give, when given)."""
     rows = []
-    for number, page in enumerate(list_pages(base, scope), start=1):
+    search = filtered(scope)
+    for number, page in enumerate(list_pages(base, f"{LIST}?{search}" if search else LIST), start=1):
         check_labels(f"{base}{LIST}?page={number}", LIST_HEADER.findall(page))
         for first, rest in LIST_ROW.findall(page):
             rows.append(row([first, *LIST_CELL.findall(rest)]))
@@ -81,7 +81,9 @@ LINE = re.compile(r'<tr>\\s*<th scope="row">(.*?)</th>\\s*<td>(.*?)</td>\\s*</tr
 
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """Every entity's page, found through the list pages (those the scope's filters give, when given)."""
-    paths = [html.unescape(path) for page in list_pages(base, scope) for path in LINK.findall(page)]
+    search = filtered(scope)
+    pages = list_pages(base, f"{LIST}?{search}" if search else LIST)
+    paths = [html.unescape(path) for page in pages for path in LINK.findall(page)]
     rows = []
     for path, page in zip(paths, fetch_pages(base, paths)):
         lines = LINE.findall(page)
@@ -91,17 +93,6 @@ def read_site(base: str, scope: dict | None = None) -> list[dict]:
 '''
 
 COMMON = '''
-
-def list_pages(base: str, scope: dict | None) -> list[str]:
-    search = filtered(scope)
-    first = fetch_pages(base, [f"{LIST}?{search}" if search else LIST])[0]
-    count = PAGE_COUNT.search(first)
-    if count is None:
-        raise ValueError(f"{base}{LIST} shows no page count: is it the $name site?")
-    rest = [f"{LIST}?{search}&page={number}" if search else f"{LIST}?page={number}"
-            for number in range(2, int(count[1]) + 1)]
-    return [first, *fetch_pages(base, rest)]
-
 
 def filtered(scope: dict | None) -> str:
     """The list's query for the scope's fields its form filters on: its rows, and perhaps more."""

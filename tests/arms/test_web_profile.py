@@ -65,14 +65,16 @@ def test_bench_run_under_a_profile_of_ones_own_records_it_and_a_resume_must_give
     slow = tmp_path / "slow-lan.yaml"
     slow.write_text("latency: {p50_ms: 20, p95_ms: 80}\n")
     out = tmp_path / "run"
+    # The tooled arm's runs, quick: what is recorded is the same in every arm.
     code, stdout, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "heldout",
-                            "--web", str(slow), "--out", str(out), "--quiet")
+                            "--arm", "tooled", "--web", str(slow), "--out", str(out), "--quiet")
     assert code == 0, err
     assert "web: slow-lan" in stdout.splitlines()[0]
     records = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
-    assert len(records) == 10 and all(r["correct"] and r["web"] == "slow-lan" for r in records)
+    assert len(records) == 5 and all(r["correct"] and r["web"] == "slow-lan" for r in records)
     assert json.loads((out / "manifest.json").read_text())["config"]["web"]["latency"] == {"p50_ms": 20, "p95_ms": 80}
-    code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "heldout", "--resume", str(out))
+    code, _, err = cli("run", "--model", "scripted/oracle", "--domain", "gpus", "--set", "heldout", "--arm", "tooled",
+                       "--resume", str(out))
     assert code == 2 and "--web: the run set met the web profile 'slow-lan', this command 'kind'" in err
     code, _, err = cli("run", "--model", "scripted/oracle", "--web", "gentle")
     assert code == 2 and "--web gentle: neither a profile (kind, real, hostile) nor a YAML file" in err

@@ -15,7 +15,7 @@ import html
 import re
 from urllib.parse import urlencode
 
-from armbench.domains.reading import fetch_pages
+from armbench.domains.reading import fetch_pages, list_pages
 
 TOOL = 'exoplanet_query'
 TABLE = 'exoplanets'  # the replica table these rows are, as derivations name it (derived solutions)
@@ -47,7 +47,6 @@ YES_NO = {'yes': True, 'no': False}
 # or "range" (a min and a max box).
 LIST_FILTERS = {'disc_year': 'range', 'discoverymethod': 'value', 'disc_facility': 'value'}
 
-PAGE_COUNT = re.compile(r"<p>Page 1 of (\d+)</p>")
 
 LINK = re.compile(r'<th scope="row"><a href="([^"]*)">')
 LINE = re.compile(r'<tr>\s*<th scope="row">(.*?)</th>\s*<td>(.*?)</td>\s*</tr>', re.S)
@@ -55,24 +54,15 @@ LINE = re.compile(r'<tr>\s*<th scope="row">(.*?)</th>\s*<td>(.*?)</td>\s*</tr>',
 
 def read_site(base: str, scope: dict | None = None) -> list[dict]:
     """Every entity's page, found through the list pages (those the scope's filters give, when given)."""
-    paths = [html.unescape(path) for page in list_pages(base, scope) for path in LINK.findall(page)]
+    search = filtered(scope)
+    pages = list_pages(base, f"{LIST}?{search}" if search else LIST)
+    paths = [html.unescape(path) for page in pages for path in LINK.findall(page)]
     rows = []
     for path, page in zip(paths, fetch_pages(base, paths)):
         lines = LINE.findall(page)
         check_labels(base + path, [label for label, _ in lines])
         rows.append(row([cell for _, cell in lines]))
     return rows
-
-
-def list_pages(base: str, scope: dict | None) -> list[str]:
-    search = filtered(scope)
-    first = fetch_pages(base, [f"{LIST}?{search}" if search else LIST])[0]
-    count = PAGE_COUNT.search(first)
-    if count is None:
-        raise ValueError(f"{base}{LIST} shows no page count: is it the exoplanets site?")
-    rest = [f"{LIST}?{search}&page={number}" if search else f"{LIST}?page={number}"
-            for number in range(2, int(count[1]) + 1)]
-    return [first, *fetch_pages(base, rest)]
 
 
 def filtered(scope: dict | None) -> str:

@@ -2,7 +2,7 @@
 
 Pages read, 29,236 in all:
 - `/funds?include_closed=1&page=N`, the screener with its "Include funds closed to new investors"
-  box ticked (290 pages of 100, followed by their "Next" links): the link to every fund's page,
+  box ticked (290 pages of 100, as many as its first one counts): the link to every fund's page,
   closed funds too. Its columns lack the category group and the inception date, so it is read
   for links only.
 - `/funds/{symbol}`, one per fund: every field of the tool but `relevance`, one labelled line each.

@@ -1,7 +1,7 @@
 """Read the GPU replica site into gpu_query's rows (the contract: armbench/domains/parity.py).
 
 Pages read, 2,853 in all:
-- `/gpus?page=N`, the list (29 pages of 100, followed by their "Next" links): the link to every
+- `/gpus?page=N`, the list (29 pages of 100, as many as its first one counts): the link to every
   GPU's page, and nothing else: its columns lack the architecture, generation, process size,
   transistor count, die size, bandwidth, TDP and FP16/32/64 rates.
 - `/gpus/{slug}`, one per GPU: every field of the tool, one labelled line each.
