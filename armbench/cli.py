@@ -642,10 +642,11 @@ def compare_run_sets(a: Path, b: Path, *, as_json: bool) -> None:
     from armbench.analysis.publish import dumps, read_manifest
     from armbench.analysis.tables import to_rich
     from armbench.engine.store import open_run_set
+    from armbench.web_profile import profile_name_in
 
     store_a, store_b = open_run_set(a), open_run_set(b)
     manifest_a, manifest_b = read_manifest(store_a), read_manifest(store_b)
-    name_a, name_b = run_set_labels(a, b)
+    name_a, name_b = run_set_labels(a, b, profile_name_in(manifest_a), profile_name_in(manifest_b))
     records_a, records_b = store_a.records_to_report(), store_b.records_to_report()
     differences = manifest_differences(manifest_a, manifest_b, records_a, records_b)
     comparison = compare(records_a, records_b, name_a, name_b)

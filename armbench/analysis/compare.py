@@ -40,6 +40,7 @@ class Paired:
     cost_ratio: Estimate | None  # B/A of mean cost; None if unknown or A's cost is 0
     action_ratio: Estimate | None
     token_ratio: Estimate | None  # B/A of mean tokens (prompt + completion): defined where cost is $0
+    wall_ratio: Estimate | None  # B/A of mean wall seconds (what a slower web costs an arm in time)
 
     @property
     def delta(self) -> float:
@@ -112,6 +113,7 @@ def paired_stats(pairs: list[Pair], group: str, a: str, b: str, unit: tuple[str,
         cost_ratio=ratio(attrgetter("cost_usd")) if costs_known else None,
         action_ratio=ratio(attrgetter("actions")),
         token_ratio=ratio(lambda run: run.prompt_tokens + run.completion_tokens),
+        wall_ratio=ratio(attrgetter("wall_seconds")),
     )
 
 
@@ -173,8 +175,11 @@ def set_deltas(a: list[RunRecord], b: list[RunRecord]) -> list[SetDelta]:
     ]
 
 
-def run_set_labels(a: Path, b: Path) -> tuple[str, str]:
-    """Short names for two run sets: their folder names, or A and B when those are the same."""
+def run_set_labels(a: Path, b: Path, web_a: str, web_b: str) -> tuple[str, str]:
+    """Short names for two run sets: the web profiles their runs met, when those differ (the
+    comparison is of the web conditions); else their folder names, or A and B when those are the same."""
+    if web_a != web_b:
+        return web_a, web_b
     return (a.name, b.name) if a.name != b.name else ("A", "B")
 
 
@@ -193,13 +198,14 @@ def paired_table(comparison: Comparison) -> Table:
         title=f"Paired comparison: {b} vs {a}",
         columns=["group", "pairs", "questions", f"acc {a}", f"acc {b}", "Δ acc",
                  f"only {a} right", f"only {b} right", "McNemar p",
-                 "cost B/A (95% CI)", "actions B/A (95% CI)", "tokens B/A (95% CI)"],
+                 "cost B/A (95% CI)", "actions B/A (95% CI)", "tokens B/A (95% CI)", "wall s B/A (95% CI)"],
         rows=[
             [p.group, str(p.pairs), str(p.questions), percent(p.accuracy_a), percent(p.accuracy_b),
              points(p.delta), str(p.only_a), str(p.only_b), f"{p.p_value:.3g}",
              ratio_cell(p.cost_ratio, f"undefined ({a} cost $0)" if p.cost_known else "unknown"),
              ratio_cell(p.action_ratio, f"undefined ({a} made no call)"),
-             ratio_cell(p.token_ratio, f"undefined ({a} used no tokens)")]
+             ratio_cell(p.token_ratio, f"undefined ({a} used no tokens)"),
+             ratio_cell(p.wall_ratio, f"undefined ({a} took no time)")]
             for p in comparison.paired
         ],
         key_columns=1,

@@ -1,5 +1,7 @@
 """A leaderboard of three or more run sets (models, or one model with other settings): one row per
-run set x arm, ranked by accuracy, with each run set's tooled-minus-browsing gap.
+run set x arm, ranked by accuracy, with each run set's tooled-minus-browsing gap. Run sets that met
+different web conditions (`--web`) are grouped by profile: each label names its profile, and the
+ranking is within a profile, the kind web's first.
 
 Rows are scored on the same questions: only the (domain, set, question) groups every run set ran
 count, and the runs outside them are counted per run set, never silently dropped. Each row's
@@ -19,6 +21,7 @@ from armbench.analysis.report import BROWSING, TOOLED, ArmFigures, arm_figures
 from armbench.analysis.summary import grouped, summarize
 from armbench.analysis.tables import Table, interval, number, percent, points, usd
 from armbench.types import RunRecord
+from armbench.web_profile import profile_name_in
 
 SHARED_UNIT = ("domain", "set", "question_id")
 
@@ -33,12 +36,17 @@ class RunSet:
     def model(self) -> str:
         return self.manifest.get("model", "?")
 
+    @property
+    def web(self) -> str:
+        return profile_name_in(self.manifest)
+
 
 @dataclass(frozen=True)
 class Entry:
     """One run set x arm over the shared groups."""
 
     run_set: str  # the run set's label
+    web: str  # the web profile its runs met
     arm: str
     figures: ArmFigures | None  # None: no graded run
     infra_errors: int
@@ -49,6 +57,7 @@ class RunSetFigures:
     label: str
     folder: str
     model: str
+    web: str
     runs: int  # runs in the shared groups
     left_out: int  # runs in groups some other run set lacks
     gap: float | None  # tooled minus browsing accuracy; None unless both arms have graded runs
@@ -58,7 +67,7 @@ class RunSetFigures:
 @dataclass(frozen=True)
 class Leaderboard:
     run_sets: list[RunSetFigures]
-    entries: list[Entry]  # by accuracy, best first
+    entries: list[Entry]  # by web profile (the kind web first), then by accuracy, best first
     shared_groups: int
 
     @property
@@ -82,11 +91,18 @@ class Leaderboard:
 
 
 def labels(run_sets: list[RunSet]) -> list[str]:
-    """The model; with the folder name when another run set has the same model (the path when
-    even those are alike)."""
-    models = [r.model for r in run_sets]
-    named = [r.model if models.count(r.model) == 1 else f"{r.model} ({r.folder.name})" for r in run_sets]
-    return [name if named.count(name) == 1 else f"{r.model} ({r.folder})" for name, r in zip(named, run_sets)]
+    """The model (and its web profile, when the run sets met more than one); with the folder name
+    when another run set has the same (the path when even those are alike)."""
+    several_webs = len({r.web for r in run_sets}) > 1
+    models = [f"{r.model} · web {r.web}" if several_webs else r.model for r in run_sets]
+    named = [model if models.count(model) == 1 else f"{model} ({r.folder.name})" for model, r in zip(models, run_sets)]
+    return [name if named.count(name) == 1 else f"{model} ({r.folder})" for name, model, r in zip(named, models, run_sets)]
+
+
+def web_order(run_sets: list[RunSet]) -> dict[str, int]:
+    """The web profiles, the kind web first, then as the run sets come."""
+    webs = dict.fromkeys(["kind", *(r.web for r in run_sets)])
+    return {web: place for place, web in enumerate(webs)}
 
 
 def group_of(record: RunRecord) -> tuple[str, ...]:
@@ -102,16 +118,17 @@ def leaderboard(run_sets: list[RunSet]) -> Leaderboard:
         infra: Counter[str] = Counter()
         for row in summarize(records):
             infra[row.arm] += row.infra_errors
-        entries += [Entry(label, arm, measured, infra[arm]) for arm, measured in arms.items()]
+        entries += [Entry(label, run_set.web, arm, measured, infra[arm]) for arm, measured in arms.items()]
         browsing, tooled = arms.get(BROWSING), arms.get(TOOLED)
         figures.append(RunSetFigures(
-            label, str(run_set.folder), run_set.model,
+            label, str(run_set.folder), run_set.model, run_set.web,
             runs=len(records),
             left_out=len(run_set.records) - len(records),
             gap=tooled.accuracy - browsing.accuracy if browsing and tooled else None,
             differences=manifest_differences(run_sets[0].manifest, run_set.manifest, kept[0], records),
         ))
-    entries.sort(key=lambda e: -1.0 if e.figures is None else -e.figures.accuracy)
+    place = web_order(run_sets)
+    entries.sort(key=lambda e: (place[e.web], -1.0 if e.figures is None else -e.figures.accuracy))
     return Leaderboard(figures, entries, len(shared))
 
 
@@ -136,7 +153,7 @@ def leaderboard_table(board: Leaderboard) -> Table:
         key_columns=2,
         empty="the run sets share no question",
         note=f"Over the {board.shared_groups} domain/set/question group(s) every run set ran, each row's "
-        "graded runs pooled, best accuracy first. correct: correct/graded runs. 95% CI: Wilson score "
+        "graded runs pooled, best accuracy first (within each web profile, when they met more than one). correct: correct/graded runs. 95% CI: Wilson score "
         "interval. cost/correct, tokens/correct: graded runs' spend over the correct ones (unknown cost: "
         "some model has no known price). actions, wall s: medians per graded run. infra errors: runs "
         "not graded because the provider failed.",

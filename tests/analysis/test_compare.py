@@ -8,6 +8,7 @@ from armbench.analysis.compare import (
     compare_arms,
     compare_run_sets,
     manifest_differences,
+    run_set_labels,
 )
 from armbench.analysis.tables import to_markdown
 from armbench.web_profile import load_profile
@@ -137,3 +138,9 @@ def test_data_and_prompt_differ_only_where_both_run_sets_ran_the_domain():
     assert manifest_differences({"data_hash": "x"}, {"data_hash": "y"}, a, b) == []
     changed = [make_record(domain="gpus", data_hash="c2", prompt_hash="d2")]
     assert manifest_differences({}, {}, a, changed) == ["replica data of gpus differs", "system prompt of gpus differs"]
+
+
+def test_two_run_sets_of_other_web_profiles_are_labelled_with_them(tmp_path):
+    assert run_set_labels(tmp_path / "a", tmp_path / "b", "kind", "kind") == ("a", "b")
+    assert run_set_labels(tmp_path / "x" / "r", tmp_path / "y" / "r", "kind", "kind") == ("A", "B")
+    assert run_set_labels(tmp_path / "a", tmp_path / "b", "kind", "real") == ("kind", "real")

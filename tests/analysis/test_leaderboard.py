@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from armbench.analysis.leaderboard import RunSet, labels
+from armbench.analysis.leaderboard import RunSet, labels, leaderboard
 from armbench.engine.store import RunSetStore
 from tests.support.run_sets import make_manifest, make_record
 
@@ -123,3 +123,21 @@ def test_shared_models_are_told_apart_by_folder(tmp_path):
     run_sets = [RunSet(folder, {"model": model}, []) for folder, model in zip(folders, ["m", "m", "m"])]
     assert labels(run_sets) == [f"m ({folders[0]})", f"m ({folders[1]})", "m (c)"]
     assert labels([RunSet(tmp_path, {"model": "m"}, []), RunSet(tmp_path / "y", {"model": "n"}, [])]) == ["m", "n"]
+
+
+def test_run_sets_that_met_other_web_profiles_are_labelled_so_and_ranked_within_their_profile(runs_dir):
+    """beta under `real` ranks after alpha and gamma under the kind web, though its accuracy lies
+    between theirs; each label names its profile."""
+    run_sets = []
+    for model in SCRIPT:
+        store = write_run_set(runs_dir / model, model)
+        manifest = json.loads(store.manifest_path.read_text())
+        if model == "beta":
+            manifest["config"]["web"] = {"name": "real", "consent": True}
+        run_sets.append(RunSet(store.directory, manifest, store.records()))
+    board = leaderboard(run_sets)
+    assert [(entry.run_set, entry.arm) for entry in board.entries] == [
+        ("alpha · web kind", "tooled"), ("gamma · web kind", "tooled"), ("alpha · web kind", "browsing"),
+        ("gamma · web kind", "browsing"), ("beta · web real", "tooled"), ("beta · web real", "browsing")]
+    assert [r.web for r in board.run_sets] == ["kind", "real", "kind"]
+    assert labels(run_sets[:1] + run_sets[2:]) == ["alpha", "gamma"]  # one profile: not named
