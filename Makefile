@@ -150,7 +150,12 @@ test-fast: setup
 test-local: setup local-model
 	$(BIN)/python -m pytest -m local
 
+# Each benchmark prints its figures and records its headline ones; the last line prints them as one
+# table, each with its target and ok or over, under the machine's load average.
+BENCH_FIGURES := .pytest_cache/bench-figures.jsonl
+bench: export ARMBENCH_BENCH_FIGURES = $(CURDIR)/$(BENCH_FIGURES)
 bench: setup
+	@mkdir -p .pytest_cache && rm -f $(BENCH_FIGURES)
 	$(BIN)/python benchmarks/gpu_query_latency.py
 	$(BIN)/python benchmarks/harness_overhead.py
 	$(BIN)/python benchmarks/browser_latency.py
@@ -165,6 +170,7 @@ bench: setup
 	$(BIN)/python benchmarks/table_domain.py
 	$(BIN)/python benchmarks/stored_calls.py
 	$(BIN)/python benchmarks/local_model.py $(RECORDING)
+	@echo; $(BIN)/python benchmarks/figures.py
 
 # The nightly gate, free and deterministic: replay the committed recordings against today's code
 # and replicas; any divergence, flipped grade, extra infra error or cost rise fails it (exit 1).

@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from figures import record
+
 from armbench.domains import DOMAINS
 from armbench.replicas.supervisor import replicas_running
 from armbench.tools.browser import Browser
@@ -133,8 +135,12 @@ def report(m: dict[str, Any]) -> str:
 
 def main() -> None:
     with replicas_running([DOMAINS["gpus"].replica]) as endpoints:
-        print(report(measure(endpoints["gpus"].base_url + "/")))
-    print(report(measure()))
+        listed = measure(endpoints["gpus"].base_url + "/")
+    print(report(listed))
+    record("browser action p50, GPU list page", listed["p50_ms"], "ms", TARGET_P50_MS)
+    small = measure()
+    print(report(small))
+    record("browser action p50, a small page", small["p50_ms"], "ms")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+from figures import record
+
 COMMANDS = {  # name: (arguments, target seconds)
     "refusal": (["run", "--model", "scripted/oracle", "--domain", "nosuch"], 1.0),
     "plan": (["plan", "--model", "openai/gpt-4o-mini", "--domain", "all", "--arm", "all", "--set", "all",
@@ -76,12 +78,14 @@ def main() -> None:
         verdict = "ok" if median < target_s else "OVER TARGET"
         print(f"cli {name}: median {median:.2f} s (min {min(timed):.2f}, max {max(timed):.2f}) over "
               f"{len(timed)} runs; target < {target_s:g} s: {verdict}")
+        record(f"cli {name}", median, "s", target_s)
     for name, (arguments, ready) in SERVERS.items():
         timed = [stop_seconds(arguments, ready) for _ in range(3)]
         median = statistics.median(timed)
         verdict = "ok" if median < STOP_TARGET_S else "OVER TARGET"
         print(f"cli {name}: median {median:.2f} s (min {min(timed):.2f}, max {max(timed):.2f}) over "
               f"{len(timed)} runs; target < {STOP_TARGET_S:g} s: {verdict}")
+        record(f"{name.split(',')[0].split(':')[0]}: exit after Ctrl-C", median, "s", STOP_TARGET_S)
 
 
 if __name__ == "__main__":

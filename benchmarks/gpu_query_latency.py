@@ -12,6 +12,8 @@ import statistics
 import time
 from typing import Any
 
+from figures import record
+
 from armbench.domains.gpus.tools import AGGREGATABLE_FIELDS, FIELDS, GpuQuery, gpu_frame, kind_of
 from armbench.tools.table_query import OPS_BY_KIND
 
@@ -113,6 +115,7 @@ def main() -> None:
         f"p99 {m['p99_ms']:.2f} ms, max {m['max_ms']:.2f} ms, {m['calls_per_s']:.0f} calls/s "
         f"(target p50 <= {TARGET_P50_MS:g} ms: {verdict})"
     )
+    record("gpu_query p50", m["p50_ms"], "ms", TARGET_P50_MS)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import asyncio
 import statistics
 import time
 
+from figures import record
+
 from armbench.arms.environment import ArmEnvironment
 from armbench.engine.agent import run_episode
 from armbench.models import get_model
@@ -57,6 +59,8 @@ def main() -> None:
         f"{figures['loop_ms_per_action']:.2f} ms, the rest model turns "
         f"({figures['model_ms_per_call']:.2f} ms per LiteLLM round trip to the scripted model)"
     )
+    record("harness loop per action", figures["loop_ms_per_action"], "ms")
+    record("LiteLLM round trip (scripted model)", figures["model_ms_per_call"], "ms")
 
 
 if __name__ == "__main__":

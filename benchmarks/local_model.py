@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from figures import record
+
 from armbench.engine.store import open_run_set
 
 PROMPT_TOKENS = 2048
@@ -113,6 +115,8 @@ def main() -> None:
         print(f"local model qwen2.5-coder-0.5b: prompt {speed['prompt_tps']:.0f} tokens/s "
               f"({speed['prompt_tokens']} tokens), generation {speed['generation_tps']:.1f} tokens/s "
               f"({GENERATED_TOKENS} tokens)")
+        record("local model, prompt", speed["prompt_tps"], "tokens/s")
+        record("local model, generation", speed["generation_tps"], "tokens/s")
     ratios = token_ratios(run_set)
     print(f"tooled/browsing tokens per run, GPU held-out set, from {run_set}:")
     for run, browsing, tooled in ratios:

@@ -13,6 +13,7 @@ import datetime as dt
 import os
 
 import ray
+from figures import record
 from run_engine import LATENCY, timed_set
 
 from armbench.questions import load_sets
@@ -47,6 +48,9 @@ def main() -> None:
                   f"wall {elapsed:.2f} s, ratio {elapsed / ideal:.3f}x{target} with start-up; episodes alone "
                   f"{span:.2f} s, ratio {span / ideal:.3f}x; load average {os.getloadavg()[0]:.1f} on "
                   f"{os.cpu_count()} cores")
+            if config.executor == "ray":
+                record(f"Ray, {ACTORS} actors, with start-up / ideal", elapsed / ideal, "x", 1.2)
+                record(f"Ray, {ACTORS} actors, episodes alone / ideal", span / ideal, "x")
     finally:
         ray.shutdown()
 

@@ -12,6 +12,8 @@ import statistics
 import time
 from typing import Any
 
+from figures import record
+
 from armbench.tools.web_tools import PythonTool
 
 RUNS = 20
@@ -47,6 +49,7 @@ def main() -> None:
         f"{m['tool']} ({m['isolation']}): print(1) x{m['runs']}, p50 {m['p50_ms']:.0f} ms, "
         f"p95 {m['p95_ms']:.0f} ms, max {m['max_ms']:.0f} ms"
     )
+    record("python sandbox start p50", m["p50_ms"], "ms")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from figures import record
 from starlette.testclient import TestClient
 
 from armbench.tablekit import TableDomain
@@ -113,8 +114,8 @@ def main() -> None:
           f"{statistics.quantiles(tool, n=20)[-1]:.2f} ms over 1,000 calls (target p50 <= {TOOL_TARGET_P50_MS} ms)")
     print(f"  list page (100 rows, in-process request incl. the test client): p50 {pages_p50:.1f} ms, "
           f"p95 {pages_p95:.1f} ms over 200 pages (target <= {PAGE_TARGET_MS:.0f} ms)")
-    if tool_p50 > TOOL_TARGET_P50_MS or pages_p95 > PAGE_TARGET_MS:
-        raise SystemExit("table domain: over target")
+    record(f"table domain, {ROWS:,} rows: tool p50", tool_p50, "ms", TOOL_TARGET_P50_MS)
+    record(f"table domain, {ROWS:,} rows: list page p95", pages_p95, "ms", PAGE_TARGET_MS)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import statistics
 import time
 from typing import Any
 
+from figures import record
+
 from armbench.domains import DOMAINS
 from armbench.replicas.supervisor import replicas_running
 from armbench.tools.browser import Browser
@@ -68,6 +70,8 @@ def main() -> None:
     print(f"  {'profile':<9} {'p50 ms':>8} {'p95 ms':>8} {'snapshot tokens':>16}")
     for row in rows:
         print(f"  {row['profile']:<9} {row['p50_ms']:>8.0f} {row['p95_ms']:>8.0f} {row['snapshot_tokens']:>16,}")
+        record(f"GPU list page under {row['profile']}: action p50", row["p50_ms"], "ms")
+        record(f"GPU list page under {row['profile']}: snapshot", row["snapshot_tokens"], "tokens")
 
 
 if __name__ == "__main__":

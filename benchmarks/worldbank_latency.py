@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
+from figures import record
 
 from armbench.domains.worldbank.api.app import create_app
 from armbench.domains.worldbank.api.catalog import catalog
@@ -72,6 +73,7 @@ async def timed(action: Callable[[], Awaitable[Any]]) -> float:
 def summary(label: str, milliseconds: list[float]) -> str:
     ordered = sorted(milliseconds)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * len(ordered)))]
+    record(f"{label} p50", statistics.median(ordered), "ms")
     return (f"{label}: {len(ordered)} calls, p50 {statistics.median(ordered):.2f} ms, "
             f"p95 {p95:.2f} ms, max {ordered[-1]:.2f} ms")
 
