@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -311,10 +312,15 @@ def careful_call(call: ToolCall) -> ToolCall:
     code = call.args.get("code") if call.tool == "python" else None
     if not isinstance(code, str) or "urllib.request.urlopen" not in code or "def careful_urlopen(" in code:
         return call
+    return call.model_copy(update={"args": {**call.args, "code": careful_prelude() + code}})
+
+
+@cache
+def careful_prelude() -> str:
+    """CAREFUL_PRELUDE with the reading kit's text, read once per process (the oracle asks per run)."""
     from armbench.domains import reading
 
-    prelude = CAREFUL_PRELUDE.format(kit=Path(reading.__file__).read_text(encoding="utf-8"))
-    return call.model_copy(update={"args": {**call.args, "code": prelude + code}})
+    return CAREFUL_PRELUDE.format(kit=Path(reading.__file__).read_text(encoding="utf-8"))
 
 
 def derived_solution(question: Question, scope: dict[str, Any] | None = None) -> Solution:

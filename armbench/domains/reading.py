@@ -27,6 +27,7 @@ import re
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
@@ -63,15 +64,27 @@ plain_urlopen = urllib.request.urlopen  # fetch's own, kept when careful_urlopen
 def fetch(url: str, timeout: float = 60) -> str:
     """The page at `url`. An HTTP error raises naming the URL, the status and the start of what
     the page says (its text, without the head's styles), so a failure names its real cause."""
-    for attempt in range(RETRIES + 1):
+    def ask() -> tuple[int, str | None, bytes]:
         try:
             with plain_urlopen(url, timeout=timeout) as reply:
-                page = reply.read().decode("utf-8")
+                return 200, None, reply.read()  # urlopen raises on every HTTP error
         except urllib.error.HTTPError as error:
-            if error.code in ASK_AGAIN and attempt < RETRIES:
-                time.sleep(wait_s(error.headers.get("Retry-After"), attempt))
-                continue
-            raise RuntimeError(f"GET {url}: HTTP {error.code}: {said(error.read())}") from None
+            return error.code, error.headers.get("Retry-After"), error.read()
+
+    return carefully(url, ask, timeout)
+
+
+def carefully(url: str, ask: Callable[[], tuple[int, str | None, bytes]], timeout: float) -> str:
+    """The page `ask()` gets (its status, Retry-After and body), read as a careful reader of a real
+    site reads it: asked again after a 429 or 503, a consent page accepted, a capped list raised."""
+    for attempt in range(RETRIES + 1):
+        status, retry_after, body = ask()
+        if status in ASK_AGAIN and attempt < RETRIES:
+            time.sleep(wait_s(retry_after, attempt))
+            continue
+        if status != 200:
+            raise RuntimeError(f"GET {url}: HTTP {status}: {said(body)}")
+        page = body.decode("utf-8", "replace")
         accept = consent(page)
         if accept is None:
             return unless_capped(url, page)
@@ -145,21 +158,12 @@ def fetch_pages(base: str, paths: list[str], timeout: float = 60) -> list[str]:
         return pages
 
     def get(connection: http.client.HTTPConnection, path: str) -> str:
-        for attempt in range(RETRIES + 1):
+        def ask() -> tuple[int, str | None, bytes]:
             connection.request("GET", urlsplit(base).path + path)
             reply = connection.getresponse()
-            body = reply.read()
-            if reply.status in ASK_AGAIN and attempt < RETRIES:
-                time.sleep(wait_s(reply.getheader("Retry-After"), attempt))
-                continue
-            if reply.status != 200:
-                raise RuntimeError(f"GET {base}{path}: HTTP {reply.status}: {said(body)}")
-            page = body.decode("utf-8", "replace")
-            accept = consent(page)
-            if accept is None:
-                return unless_capped(base + path, page)
-            fetch(urljoin(base + path, accept), timeout)  # accepted for the whole run: asked again
-        raise RuntimeError(f"GET {base}{path}: no page after {RETRIES + 1} tries")
+            return reply.status, reply.getheader("Retry-After"), reply.read()
+
+        return carefully(base + path, ask, timeout)
 
     pages = [""] * len(paths)
     with ThreadPoolExecutor(PAGE_THREADS) as pool:
