@@ -9,12 +9,11 @@ last record, which is what a long run set's throughput tends to.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import os
 
 import ray
 from figures import record
-from run_engine import LATENCY, timed_set
+from run_engine import LATENCY, episodes_span, timed_set
 
 from armbench.questions import load_sets
 from armbench.types import RunConfig
@@ -22,12 +21,6 @@ from armbench.types import RunConfig
 RUNS = 200
 SLOTS = 16
 ACTORS = 2
-
-
-def episodes_span(records: list) -> float:
-    """Seconds from the first episode's start to the last record (records carry their end and length)."""
-    ends = [dt.datetime.fromisoformat(record.finished_at).timestamp() for record in records]
-    return max(ends) - min(end - record.wall_seconds for end, record in zip(ends, records))
 
 
 def main() -> None:

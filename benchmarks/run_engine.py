@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import tempfile
 import time
@@ -44,15 +45,23 @@ def runs_per_second(question_sets: list[QuestionSet], model: str, runs: int, con
     return len(records) / elapsed
 
 
-def latency_run(question_sets: list[QuestionSet]) -> tuple[int, float, float, float]:
-    """Runs, wall seconds, the ideal wall seconds, and this process's CPU seconds."""
+def episodes_span(records: list) -> float:
+    """Seconds from the first episode's start to the last record (records carry their end and length):
+    a run set's wall time less its start-up (replicas, Chromium) and its ending."""
+    ends = [dt.datetime.fromisoformat(record.finished_at).timestamp() for record in records]
+    return max(ends) - min(end - record.wall_seconds for end, record in zip(ends, records))
+
+
+def latency_run(question_sets: list[QuestionSet]) -> tuple[int, float, float, float, float]:
+    """Runs, wall seconds, the episodes' span, the ideal wall seconds, and this process's CPU seconds."""
     planned = sum(len(qs.questions) for qs in question_sets)
     config = RunConfig(model=f"scripted/oracle+latency={LATENCY:g}", arms=["tooled"],
                        runs=100 // planned, concurrency=20)
     cpu = time.process_time()
     elapsed, records = asyncio.run(timed_set(question_sets, config))
     model_calls = sum(len(r.call_providers) for r in records)
-    return len(records), elapsed, model_calls * LATENCY / config.concurrency, time.process_time() - cpu
+    ideal = model_calls * LATENCY / config.concurrency
+    return len(records), elapsed, episodes_span(records), ideal, time.process_time() - cpu
 
 
 def inspect_runs_per_second(question_sets: list[QuestionSet], epochs: int, concurrency: int) -> float:
@@ -131,11 +140,13 @@ def main() -> None:
     print(f"run engine: zero-latency oracle, {planned * runs_per_question} runs: "
           + ", ".join(f"concurrency {c}: {rate:.1f} runs/s" for c, rate in rates.items()))
 
-    runs, elapsed, ideal, cpu = latency_run(question_sets)
+    runs, elapsed, span, ideal, cpu = latency_run(question_sets)
     print(f"run engine: {runs} runs at concurrency 20 with {LATENCY:g} s model latency: wall "
           f"{elapsed:.2f} s, ideal {ideal:.2f} s, ratio {elapsed / ideal:.3f}x (target <= {TARGET_RATIO}x); "
-          f"harness CPU {cpu:.2f} s; machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+          f"episodes alone {span:.2f} s, ratio {span / ideal:.3f}x; harness CPU {cpu:.2f} s; "
+          f"machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     record("engine, 1 s latency, concurrency 20 / ideal", elapsed / ideal, "x", TARGET_RATIO)
+    record("engine, 1 s latency, episodes alone / ideal", span / ideal, "x")
     record("engine, zero latency, concurrency 4", rates[4], "runs/s")
 
     inspect_runs_per_second(question_sets, 1, concurrency=4)  # warm-up, as for armbench above

@@ -25,7 +25,7 @@ from armbench.arms.frozen_tool import FrozenTool
 from armbench.arms.tool_source import TypedTools, in_process_tools
 from armbench.domains import find_domain
 from armbench.errors import UserError
-from armbench.replicas.serve import ReplicaEndpoint, endpoint
+from armbench.replicas.serve import Replica, ReplicaEndpoint, endpoint
 from armbench.replicas.supervisor import (
     ReplicaServer,
     ServerWatch,
@@ -197,28 +197,39 @@ class ArmEnvironment:
         self._web: dict[str, list[Tool]] = {}
 
     async def __aenter__(self) -> ArmEnvironment:
+        """The replicas and Chromium start side by side (each takes most of a second, in a process
+        of its own): a run set's start-up is the longer of the two, not their sum."""
         replicas = [find_domain(d).replica for d in self.domains]
+        self.browser = Browser(self.keep_warm)  # closing one that did not start does nothing
         try:
-            if self.own_replicas:
-                self.server, self.endpoints = await asyncio.to_thread(server_for, replicas, self.keep_warm)
-                self._supervisor = asyncio.create_task(self.server.supervise(tell))
-            else:
-                self.endpoints = await asyncio.to_thread(attach, replicas)
+            started = await asyncio.gather(self._start_replicas(replicas), self.browser.start(),
+                                           return_exceptions=True)
+            failed = next((outcome for outcome in started if isinstance(outcome, BaseException)), None)
+            if failed is not None:
+                raise failed
             self.watch = ServerWatch(pid_path(), patience=start_timeout(len(replicas)) * 2)
-            self.browser = await Browser(self.keep_warm).start()
         except BaseException:
             await self.__aexit__()
             raise
         return self
 
+    async def _start_replicas(self, replicas: list[Replica]) -> None:
+        if self.own_replicas:
+            self.server, self.endpoints = await asyncio.to_thread(server_for, replicas, self.keep_warm)
+            self._supervisor = asyncio.create_task(self.server.supervise(tell))
+        else:
+            self.endpoints = await asyncio.to_thread(attach, replicas)
+
     async def __aexit__(self, *exc_info: object) -> None:
         if self._supervisor is not None:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)
+        closing = []
         if self.browser is not None:
-            await self.browser.close()
+            closing.append(self.browser.close())
         if self.server is not None:
-            await asyncio.to_thread(done_with, self.server, self.keep_warm)
+            closing.append(asyncio.to_thread(done_with, self.server, self.keep_warm))
+        await asyncio.gather(*closing)
 
     def target(self, domain: str) -> ReplicaEndpoint:
         return self.endpoints.get(domain) or endpoint(find_domain(domain).replica)

@@ -251,3 +251,15 @@ def test_keep_warm_is_one_or_zero(monkeypatch):
     monkeypatch.setenv(KEEP_WARM_ENV, "yes")
     with pytest.raises(UserError, match="ARMBENCH_KEEP_WARM='yes': say 1 .* or 0"):
         ArmEnvironment(["gpus"])
+
+
+async def test_a_browser_that_cannot_start_stops_the_replicas_started_beside_it(replica_env, monkeypatch):
+    """The replicas and Chromium start side by side: when Chromium fails, its one-line error is the
+    environment's, and the replica server started with it is stopped (its ports free again)."""
+    monkeypatch.setenv("ARMBENCH_CHROMIUM", "/nonexistent")
+    monkeypatch.setenv(KEEP_WARM_ENV, "0")
+    env = ArmEnvironment(["gpus"])
+    with pytest.raises(UserError, match="ARMBENCH_CHROMIUM='/nonexistent' is not an executable"):
+        await env.__aenter__()
+    assert env.server is not None and env.server.exit_code() is not None
+    assert not health(GPU_DOMAIN.replica) and not pid_path().exists()

@@ -5,11 +5,13 @@ silent "0 match"); an empty value means "any"; unknown parameters are ignored.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
+import numpy as np
 import polars as pl
 
 PAGE_SIZE = 100
@@ -125,15 +127,41 @@ def whole_number(text: str, max_digits: int = 9) -> int | None:
     return None
 
 
-def ordered_rows(frame: pl.DataFrame, query: ListQuery, tie: str, hidden: str | None = None) -> list[int]:
-    """The `row` indices of `frame` in the query's order: by its column (text ignoring case),
-    or by the `hidden` column a default sort uses; unknowns last, ties by `tie`."""
+def ordered_rows(frame: pl.DataFrame, query: ListQuery, tie: str, hidden: str | None = None,
+                 where: Sequence[pl.Expr] = ()) -> list[int]:
+    """The `row` indices of the rows of `frame` that meet every condition in `where`, in the query's
+    order: by its column (text ignoring case), or by the `hidden` column a default sort uses;
+    unknowns last, ties by `tie` (a column whose values are unique, so the order is total).
+
+    The frame is sorted once per order it is asked for (a replica's frames never change), then each
+    page filters that order: sorting a table of 29,000 funds took ~20 ms a page, filtering takes ~1."""
     column = query.column
-    key = pl.col(column.sort_column if column else hidden)
-    if column is not None and column.kind == "text":
-        key = key.str.to_lowercase()
-    ordered = frame.sort([key, pl.col(tie)], descending=[query.order == "desc", False], nulls_last=True)
-    return ordered["row"].to_list()
+    by = column.sort_column if column else hidden
+    order = sorted_positions(frame, by, column is not None and column.kind == "text", tie, query.order == "desc")
+    if where:
+        matches = frame.select(pl.all_horizontal(where).fill_null(False)).to_series().to_numpy()
+        order = order[matches[order]]
+    return frame["row"].to_numpy()[order].tolist()
+
+
+SORTED: dict[int, dict[tuple, np.ndarray]] = {}  # by id(frame), while it lives: its orders so far
+
+
+def sorted_positions(frame: pl.DataFrame, by: str, text: bool, tie: str, descending: bool) -> np.ndarray:
+    """The positions of `frame`'s rows by `by` (lower-cased when `text`), unknowns last, ties by
+    `tie` ascending: sorted the first time this frame is asked for this order."""
+    orders = SORTED.get(id(frame))
+    if orders is None:
+        orders = SORTED[id(frame)] = {}
+        weakref.finalize(frame, SORTED.pop, id(frame), None)  # before the id can be another frame's
+    wanted = (by, text, tie, descending)
+    if wanted not in orders:
+        key = pl.col(by).str.to_lowercase() if text else pl.col(by)
+        keyed = frame.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("position"), key.alias("key"),
+                             pl.col(tie).alias("tie"))
+        ranked = keyed.sort(["key", "tie"], descending=[descending, False], nulls_last=True)
+        orders[wanted] = ranked["position"].to_numpy()
+    return orders[wanted]
 
 
 def choice(params: Mapping[str, str], name: str, label: str, options: list[str]) -> str:

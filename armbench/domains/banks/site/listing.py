@@ -77,4 +77,4 @@ def bankfind(catalog: Catalog, query: BankFindQuery) -> list[int]:
         found.append(pl.col("resolution_type") == query.resolution.upper())
     if query.name:
         found.append(pl.col("name_lower").str.contains(query.name.lower(), literal=True))
-    return ordered_rows(catalog.frame.filter(*found) if found else catalog.frame, query, "tie")
+    return ordered_rows(catalog.frame, query, "tie", where=found)

@@ -56,4 +56,4 @@ def select(search: Search, query: SearchQuery) -> list[int]:
         "ingredient_lower").str.contains(text, literal=True)
     if query.type:
         found &= pl.col("appl_type") == query.type
-    return ordered_rows(search.frame.filter(found), query, "row")
+    return ordered_rows(search.frame, query, "row", where=[found])

@@ -111,4 +111,4 @@ def conditions(query: FundQuery) -> list[pl.Expr]:
 def select(catalog: Catalog, query: FundQuery) -> list[int]:
     """Row indices matching `query`, in its order; unknowns last, ties by symbol."""
     found = conditions(query)
-    return ordered_rows(catalog.frame.filter(*found) if found else catalog.frame, query, "symbol", RELEVANCE)
+    return ordered_rows(catalog.frame, query, "symbol", RELEVANCE, where=found)

@@ -56,5 +56,4 @@ def select(catalog: Catalog, query: GpuQuery) -> list[int]:
     ]
     if query.q:
         conditions.append(pl.col("name_lower").str.contains(query.q.lower(), literal=True))
-    frame = catalog.frame.filter(*conditions) if conditions else catalog.frame
-    return ordered_rows(frame, query, "name_lower")
+    return ordered_rows(catalog.frame, query, "name_lower", where=conditions)
