@@ -14,6 +14,13 @@ class UserError(Exception):
     """Bad input from the person running armbench (a flag, a file, a missing key)."""
 
 
+def first_line(error: BaseException) -> str:
+    """What an error says first, for a one-line message: a library's own words (Playwright's
+    `message`, the error a Ray task raised: its `cause`), or the error's type when it says nothing."""
+    said = getattr(error, "cause", None) or error
+    return (str(getattr(said, "message", said)).strip().splitlines() or [type(said).__name__])[0]
+
+
 def read_bytes(path: Path, what: str) -> bytes:
     """The file's bytes; `what` names it in the error (a folder, no permission), e.g. "question file"."""
     try:

@@ -29,7 +29,7 @@ from armbench.analysis.inspect_export import require_inspect
 from armbench.domains import combined_hash
 from armbench.engine.plan import run_id, tool_key
 from armbench.engine.store import RunSetStore, describe
-from armbench.errors import UserError
+from armbench.errors import UserError, first_line
 from armbench.provenance import git_commit
 from armbench.types import ErrorKind, Manifest, MissReason, Outcome, RunConfig, RunRecord, StopReason
 
@@ -95,7 +95,7 @@ def read_log(path: Path) -> tuple[Path, Any]:
     try:
         log = read_eval_log(str(path))
     except Exception as error:  # inspect raises what its readers raise: zip, JSON, pydantic errors
-        raise UserError(f"{path} is not an inspect log ({type(error).__name__}: {first_line(error)})") from None
+        raise UserError(f"{path} is not an inspect log ({type(error).__name__}: {first_line(error)[:200]})") from None
     metadata = log.eval.metadata or {}
     if "run_set" in metadata and "question_set" in metadata:
         raise UserError(f"{path} was written by `bench export inspect` from the run set {metadata['run_set']}: "
@@ -116,10 +116,6 @@ def read_log(path: Path) -> tuple[Path, Any]:
         raise UserError(f"{path} holds no {SCORER} scores (an eval run with --no-score?): "
                         f"score it first with `inspect score {path}`")
     return path, log
-
-
-def first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [""])[0][:200]
 
 
 def check_one_run_set(evals: list[tuple[Path, Any]]) -> None:

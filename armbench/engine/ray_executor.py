@@ -46,7 +46,7 @@ from armbench.engine.executor import (
     tool_manifest_hashes,
 )
 from armbench.engine.plan import Job
-from armbench.errors import UserError
+from armbench.errors import UserError, first_line
 from armbench.models import get_model
 from armbench.models.ratelimit import RpmLimiter
 from armbench.models.recording import recording_path
@@ -76,7 +76,7 @@ def connect(address: str | None) -> None:
     try:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, ValueError) as error:
-        raise UserError(f"cannot join the Ray cluster at {address or 'auto'}: {_first_line(error)}") from None
+        raise UserError(f"cannot join the Ray cluster at {address or 'auto'}: {first_line(error)}") from None
 
 
 def _probe(address: str) -> None:
@@ -93,11 +93,6 @@ def _probe(address: str) -> None:
     except OSError as error:
         raise UserError(f"cannot reach the Ray cluster at {address}: {error.strerror or error}; is "
                         "`ray start --head` running there?") from None
-
-
-def _first_line(error: BaseException) -> str:
-    cause = getattr(error, "cause", None) or error  # a task's error: what the actor raised
-    return (str(cause).strip().splitlines() or [type(cause).__name__])[0].rstrip(".")
 
 
 class RpmGate:
@@ -210,7 +205,7 @@ class ActorPool:
             await self._started(actor)
         except self.ray.exceptions.RayError as error:
             if not self.died(error):
-                raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
+                raise ExecutorLost(f"a Ray actor could not start: {first_line(error)}") from None
             await self.replace(slot, actor)
 
     def died(self, error: BaseException) -> bool:
@@ -243,7 +238,7 @@ class ActorPool:
                     return
                 except self.ray.exceptions.RayError as error:
                     if not self.died(error):
-                        raise ExecutorLost(f"a Ray actor could not start: {_first_line(error)}") from None
+                        raise ExecutorLost(f"a Ray actor could not start: {first_line(error)}") from None
 
     def site(self, worker: int) -> ActorSite:
         return ActorSite(self, worker % self.count)
@@ -274,7 +269,7 @@ class ActorSite:
                 return await actor.play.remote(job)
             except self.pool.ray.exceptions.RayError as error:
                 if not self.pool.died(error):  # the episode raised, or the --rpm gate is gone: no actor died
-                    raise ExecutorLost(f"a Ray actor failed playing {job.run_id}: {_first_line(error)}") from None
+                    raise ExecutorLost(f"a Ray actor failed playing {job.run_id}: {first_line(error)}") from None
                 # The actor or its node died with this run in flight, unrecorded: play it again on the
                 # actor that takes the dead one's place.
                 await self.pool.replace(self.slot, actor)

@@ -32,7 +32,7 @@ from playwright.async_api import BrowserContext, Locator, Page, Playwright, Requ
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from armbench.errors import UserError
+from armbench.errors import UserError, first_line
 from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
@@ -452,6 +452,3 @@ async def option_value(select: Locator, ref: str, wanted: str) -> str:
 def was_on(url: str) -> str:
     return f" (it was on {url})" if origin_of(url) else ""
 
-
-def first_line(error: Exception) -> str:
-    return str(getattr(error, "message", error)).strip().splitlines()[0]
