@@ -4,7 +4,9 @@ Local at concurrency 16, and Ray (a cluster started on this machine beforehand, 
 would be) with 2 actors x 8 episodes each, against the ideal, model calls x latency / 16 slots
 (target <= 1.2x for Ray): the run set's wall time, start-up included (the driver's replicas and
 browser; on Ray the actors' too), and the episodes' span, from the first episode's start to the
-last record, which is what a long run set's throughput tends to.
+last record, which is what a long run set's throughput tends to. Ray twice: cold (the actors
+started for the run set), then warm (the actors the cold run set kept, ARMBENCH_KEEP_WARM=1, as a
+process running several run sets keeps them).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import ray
 from figures import record
 from run_engine import LATENCY, episodes_span, timed_set
 
+from armbench.arms.environment import KEEP_WARM_ENV
 from armbench.questions import load_sets
 from armbench.types import RunConfig
 
@@ -32,7 +35,10 @@ def main() -> None:
     ray.init(include_dashboard=False, log_to_driver=False)
     try:
         for config, how in [(local, f"local, concurrency {SLOTS}"),
-                            (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}")]:
+                            (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}, cold"),
+                            (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}, warm")]:
+            if config.executor == "ray":  # the cold run set starts all it needs, and keeps it for the warm one
+                os.environ[KEEP_WARM_ENV] = "1"
             elapsed, records = asyncio.run(timed_set(question_sets, config))
             ideal = sum(len(r.call_providers) for r in records) * LATENCY / SLOTS
             span = episodes_span(records)
@@ -42,8 +48,9 @@ def main() -> None:
                   f"{span:.2f} s, ratio {span / ideal:.3f}x; load average {os.getloadavg()[0]:.1f} on "
                   f"{os.cpu_count()} cores")
             if config.executor == "ray":
-                record(f"Ray, {ACTORS} actors, with start-up / ideal", elapsed / ideal, "x", 1.2)
-                record(f"Ray, {ACTORS} actors, episodes alone / ideal", span / ideal, "x")
+                warmth = how.rsplit(", ", 1)[1]
+                record(f"Ray, {ACTORS} actors, {warmth}, with start-up / ideal", elapsed / ideal, "x", 1.2)
+                record(f"Ray, {ACTORS} actors, {warmth}, episodes alone / ideal", span / ideal, "x")
     finally:
         ray.shutdown()
 

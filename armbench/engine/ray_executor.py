@@ -15,6 +15,9 @@ runs, so each goes back to its worker, which plays it again on the actor started
 place (Ray places it on a live node): nothing is lost or written twice. Only when replacements keep
 failing does the run set stop (ExecutorLost): finished runs kept, --resume for the rest.
 
+With ARMBENCH_KEEP_WARM=1 the actors outlive their run set: the next run set of this driver that
+would make the same actors takes them (WarmActors), their process, imports and Chromium already up.
+
 --rpm is one limit for the whole cluster: a small actor holds the run set's RpmLimiter and every
 episode actor's model client asks it for a permit before each call.
 
@@ -23,6 +26,7 @@ Ray is imported only here, and only when a run set asks for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -35,6 +39,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from armbench.arms.environment import keeps_warm
 from armbench.engine.executor import (
     ExecutorLost,
     InProcess,
@@ -116,36 +121,41 @@ class GatePermits:
 
 
 class EpisodeActor:
-    """One worker process of the cluster: its own environment and model client, playing the jobs the
-    driver sends and handing back each finished episode."""
+    """One worker process of the cluster: its own environment and model client for each run set it
+    starts, playing the jobs the driver sends and handing back each finished episode. Kept warm
+    (ARMBENCH_KEEP_WARM=1), it plays the next run set of the same driver too, its process, imports,
+    Chromium and replicas already up."""
 
-    def __init__(self, config: RunConfig, domains: list[str], run_ids: list[str], gate: Any | None,
-                 driver_node: str, driver_scratch: str):
-        self.config, self.domains, self.run_ids, self.gate = config, domains, run_ids, gate
+    def __init__(self, driver_node: str):
         self.driver_node = driver_node
-        # Its --record files, until sent: on the driver's node inside the driver's scratch folder, which
-        # the driver removes at the end, so an actor that dies leaves nothing behind there.
-        here = Path(driver_scratch) if Path(driver_scratch).is_dir() else None
-        self.scratch = Path(tempfile.mkdtemp(prefix="armbench-actor-", dir=here))
-        self.stack = AsyncExitStack()
+        self.stack: AsyncExitStack | None = None
         self.site: InProcess | None = None
+        self.scratch: Path | None = None
 
-    async def start(self) -> dict[str, str]:
-        """Open the environment; returns its tool manifest hashes, for the driver to compare with its own."""
+    async def start(self, config: RunConfig, domains: list[str], run_ids: list[str], gate: Any | None,
+                    driver_scratch: str) -> dict[str, str]:
+        """Open a run set's environment; returns its tool manifest hashes, for the driver to compare
+        with its own."""
         import ray
 
+        await self.stop()  # a run set that ended without stopping it (its driver was interrupted)
+        self.stack = AsyncExitStack()
+        # Its --record files, until sent: on the driver's node inside the run set's scratch folder,
+        # which the driver removes at the end, so an actor that dies leaves nothing behind there.
+        here = Path(driver_scratch) if Path(driver_scratch).is_dir() else None
+        self.scratch = Path(tempfile.mkdtemp(prefix="armbench-actor-", dir=here))
         self.stack.callback(shutil.rmtree, self.scratch, ignore_errors=True)
         beside_driver = ray.get_runtime_context().get_node_id() == self.driver_node
         if not beside_driver:
             self._private_replicas()
-        env = await self.stack.enter_async_context(open_environment(self.domains, self.config, not beside_driver))
-        model = get_model(self.config.model)
-        if self.config.price_per_million:
-            model.set_price(*self.config.price_per_million)
-        permits = GatePermits(self.gate) if self.gate is not None else None
-        callers = model.callers(self.config, self.run_ids, self.scratch, permits)
-        self.site = InProcess(env, callers, self.config, prompt_resources(env))
-        return tool_manifest_hashes(env, arm_templates(env, self.config.arms, self.domains))
+        env = await self.stack.enter_async_context(open_environment(domains, config, not beside_driver))
+        model = get_model(config.model)
+        if config.price_per_million:
+            model.set_price(*config.price_per_million)
+        permits = GatePermits(gate) if gate is not None else None
+        callers = model.callers(config, run_ids, self.scratch, permits)
+        self.site = InProcess(env, callers, config, prompt_resources(env))
+        return tool_manifest_hashes(env, arm_templates(env, config.arms, domains))
 
     def _private_replicas(self) -> None:
         """Replicas of this actor's own, on a free port base (the driver's settings name the driver's)."""
@@ -155,7 +165,7 @@ class EpisodeActor:
         self.stack.callback(shutil.rmtree, sockets, ignore_errors=True)
 
     async def play(self, job: Job) -> Played:
-        assert self.site is not None, "start() first"
+        assert self.site is not None and self.scratch is not None, "start() first"
         played = await self.site.play(job)
         recorded = recording_path(self.scratch, job.run_id)
         if recorded.exists():
@@ -164,7 +174,44 @@ class EpisodeActor:
         return played
 
     async def stop(self) -> None:
-        await self.stack.aclose()
+        """Close the run set's environment (a warm actor keeps its process for the next)."""
+        stack, self.stack, self.site = self.stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+
+class WarmActors:
+    """The episode actors this driver keeps between run sets (ARMBENCH_KEEP_WARM=1), with what they
+    were made for: the next run set takes them when it would make the same ones."""
+
+    def __init__(self) -> None:
+        self.kept: list[Any] = []
+        self.made_for: tuple = ()
+
+    def take(self, made_for: tuple) -> list[Any]:
+        kept, self.kept = self.kept, []
+        if kept and made_for == self.made_for:
+            return kept
+        kill_quietly(kept)
+        return []
+
+    def keep(self, actors: list[Any], made_for: tuple) -> None:
+        kill_quietly(self.take(()))
+        self.kept, self.made_for = actors, made_for
+
+
+def kill_quietly(actors: list[Any]) -> None:
+    """End actors, alive or not, of this Ray session or an earlier one."""
+    if not actors:
+        return
+    import ray
+
+    for actor in actors:
+        with contextlib.suppress(Exception):
+            ray.kill(actor)
+
+
+WARM_ACTORS = WarmActors()
 
 
 class ActorPool:
@@ -184,17 +231,23 @@ class ActorPool:
             max_concurrency=math.ceil(config.concurrency / self.count) + 2,  # its workers' jobs, start and stop
         )
         self.scratch = tempfile.mkdtemp(prefix="armbench-actors-")  # the actors' on this node, removed at close
-        self.arguments = (config, domains, run_ids, self.gate, ray.get_runtime_context().get_node_id(), self.scratch)
+        driver_node = ray.get_runtime_context().get_node_id()
+        self.made_for = (ray.get_runtime_context().get_job_id(), driver_node, self.count, repr(self.actor_options))
+        self.construction = (driver_node,)
+        self.run_set = (config, domains, run_ids, self.gate, self.scratch)
+        self.warm = keeps_warm()
         self.actors: list[Any] = []
         self.replacements_left = REPLACEMENTS_PER_ACTOR * self.count
         self.lock = asyncio.Lock()
 
     def _new_actor(self) -> Any:
         name = ACTOR_NAME.format(next(ACTOR_NUMBERS))
-        return self.actor_class.options(name=name, **self.actor_options).remote(*self.arguments)
+        return self.actor_class.options(name=name, **self.actor_options).remote(*self.construction)
 
     async def start(self) -> None:
-        self.actors = [self._new_actor() for _ in range(self.count)]
+        """The run set's actors: those the last run set kept warm (when it made them alike), else new."""
+        warm = WARM_ACTORS.take(self.made_for if self.warm else ())
+        self.actors = warm or [self._new_actor() for _ in range(self.count)]
         await asyncio.gather(*(self._start(slot) for slot in range(self.count)))
 
     async def _start(self, slot: int) -> None:
@@ -216,7 +269,7 @@ class ActorPool:
 
     async def _started(self, actor: Any) -> None:
         """Wait for `actor`'s environment; refuse one whose tools differ from the driver's."""
-        hashes = await actor.start.remote()
+        hashes = await actor.start.remote(*self.run_set)
         if hashes != self.expected:
             differ = sorted(key for key in self.expected if hashes.get(key) != self.expected[key])
             raise ExecutorLost(f"a Ray actor's tools differ from this machine's ({', '.join(differ)}): every node "
@@ -244,15 +297,18 @@ class ActorPool:
         return ActorSite(self, worker % self.count)
 
     async def close(self) -> None:
-        """Let the actors close their browsers and replicas, then end them (and the gate)."""
+        """Let the actors close the run set's environments, then end them, or keep them warm when every
+        one stopped in order; the gate ends with its run set."""
         stops = asyncio.gather(*(actor.stop.remote() for actor in self.actors), return_exceptions=True)
         try:
-            await asyncio.wait_for(stops, STOP_TIMEOUT_S)
+            stopped = await asyncio.wait_for(stops, STOP_TIMEOUT_S)
         except TimeoutError:
-            pass
-        for actor in [*self.actors, self.gate]:
-            if actor is not None:
-                self.ray.kill(actor)
+            stopped = [TimeoutError()]
+        if self.warm and not any(isinstance(outcome, BaseException) for outcome in stopped):
+            WARM_ACTORS.keep(self.actors, self.made_for)
+        else:
+            kill_quietly(self.actors)
+        kill_quietly([self.gate] if self.gate is not None else [])
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

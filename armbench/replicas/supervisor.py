@@ -285,6 +285,8 @@ def server_for(replicas: Iterable[Replica], warm: bool = False) -> tuple[Replica
     """A started server of `replicas` and their endpoints: with `warm`, the one kept warm when it
     serves them all; else a new one (moving to a free port base when this one is taken and none is set)."""
     wanted = list(replicas)
+    if not warm:
+        WARM.keep(None)  # one kept by an earlier run set would hold the ports this one takes
     server = WARM.take(wanted) if warm else None
     if server is None:
         server = ReplicaServer(wanted)

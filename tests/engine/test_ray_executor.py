@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 import ray
 
+from armbench.arms.environment import KEEP_WARM_ENV
 from armbench.engine.plan import plan
 from armbench.engine.ray_executor import ACTOR_NAME, ACTOR_NUMBERS
 from armbench.engine.store import RunSetStore
@@ -124,3 +125,32 @@ async def test_an_actor_killed_while_starting_is_replaced(cluster, replica_env, 
     assert sorted(record.run_id for record in store.records()) == sorted(job.run_id for job in plan([gpu_design], config))
     assert result.halted is None and all(record.correct for record in store.records())
     assert next(ACTOR_NUMBERS) >= numbered + 4  # two actors, then one in the place of the one killed starting
+
+
+def episode_actors() -> list[str]:
+    prefix = ACTOR_NAME.format("")
+    return [name for name in ray.util.list_named_actors() if name.startswith(prefix)]
+
+
+async def test_kept_warm_the_next_run_set_plays_on_the_same_actors(cluster, replica_env, tmp_path, gpu_design,
+                                                                     monkeypatch):
+    """ARMBENCH_KEEP_WARM=1 (a notebook, this suite): the next run set of this driver takes the last
+    one's actors, their process, imports and Chromium already up, and grades alike; with 0 they end
+    with their run set."""
+    monkeypatch.setenv(KEEP_WARM_ENV, "1")
+    config = RunConfig(model="scripted/oracle", arms=("tooled",), concurrency=2, executor="ray", ray_actors=2)
+    first, second = RunSetStore(tmp_path / "first"), RunSetStore(tmp_path / "second")
+    await run_set([gpu_design], config, first, show_progress=False)
+    numbered = next(ACTOR_NUMBERS)
+    await run_set([gpu_design], config, second, show_progress=False)
+    assert next(ACTOR_NUMBERS) == numbered + 1  # no actor was made for the second run set
+    assert set(grades(first).values()) == set(grades(second).values()) == {(True, "fully_correct")}
+
+    monkeypatch.setenv(KEEP_WARM_ENV, "0")
+    await run_set([gpu_design], config, RunSetStore(tmp_path / "cold"), show_progress=False)
+    assert next(ACTOR_NUMBERS) >= numbered + 4  # two new actors: the warm ones were not of this setting
+    for _ in range(100):
+        if not episode_actors():
+            break
+        await asyncio.sleep(0.1)
+    assert not episode_actors()  # not kept: ended with the run set, and the warm ones before it

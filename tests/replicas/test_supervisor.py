@@ -247,6 +247,15 @@ def test_a_kept_server_that_died_or_lacks_a_replica_is_replaced(replica_env):
     assert again.exit_code() is not None and not health(moon)  # not kept: stopped with its run set
 
 
+def test_a_run_set_that_does_not_keep_warm_first_stops_the_server_kept_warm(replica_env):
+    kept, _ = supervisor.server_for([GPU_DOMAIN.replica], warm=True)
+    supervisor.done_with(kept, keep=True)
+    cold, _ = supervisor.server_for([GPU_DOMAIN.replica])  # the same ports: not taken by the kept one
+    assert kept.exit_code() is not None and health(GPU_DOMAIN.replica)
+    supervisor.done_with(cold)
+    assert not health(GPU_DOMAIN.replica)
+
+
 def test_keep_warm_is_one_or_zero(monkeypatch):
     monkeypatch.setenv(KEEP_WARM_ENV, "yes")
     with pytest.raises(UserError, match="ARMBENCH_KEEP_WARM='yes': say 1 .* or 0"):
