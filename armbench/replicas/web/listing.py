@@ -134,7 +134,7 @@ def ordered_rows(frame: pl.DataFrame, query: ListQuery, tie: str, hidden: str | 
     unknowns last, ties by `tie` (a column whose values are unique, so the order is total).
 
     The frame is sorted once per order it is asked for (a replica's frames never change), then each
-    page filters that order: sorting a table of 29,000 funds took ~20 ms a page, filtering takes ~1."""
+    page filters that order: sorting the 29,000 funds took ~5 ms a page, filtering takes under 1."""
     column = query.column
     by = column.sort_column if column else hidden
     order = sorted_positions(frame, by, column is not None and column.kind == "text", tie, query.order == "desc")
