@@ -206,7 +206,10 @@ def in_parts(base: str, path: str, first: str) -> list[str]:
     when the parts hold each of the list's entities ("of N") once, else the next select is tried
     (one whose options leave out the entities with no value, or hold some twice); last, the list
     from both ends (`from_both_ends`)."""
-    total, asked = whole(SHOWING.search(first)[1]), dict(parse_qsl(urlsplit(path).query))
+    shown = SHOWING.search(first)
+    if shown is None:
+        raise RuntimeError(f"GET {base}{path}: a capped list that does not say how long it is (\"of N\")")
+    total, asked = whole(shown[1]), dict(parse_qsl(urlsplit(path).query))
     for name, options in sorted(SELECT.findall(first), key=lambda select: select[1].count("<option")):
         if name in asked:
             continue

@@ -189,15 +189,21 @@ class WarmActors:
         self.made_for: tuple = ()
 
     def take(self, made_for: tuple) -> list[Any]:
-        kept, self.kept = self.kept, []
-        if kept and made_for == self.made_for:
+        """The kept actors when they were made for the same (they are no longer kept then); else
+        none, the kept ones ended."""
+        if self.kept and made_for == self.made_for:
+            kept, self.kept = self.kept, []
             return kept
-        kill_quietly(kept)
+        self.drop()
         return []
 
     def keep(self, actors: list[Any], made_for: tuple) -> None:
-        kill_quietly(self.take(()))
+        self.drop()
         self.kept, self.made_for = actors, made_for
+
+    def drop(self) -> None:
+        kill_quietly(self.kept)
+        self.kept = []
 
 
 def kill_quietly(actors: list[Any]) -> None:
@@ -231,9 +237,9 @@ class ActorPool:
             max_concurrency=math.ceil(config.concurrency / self.count) + 2,  # its workers' jobs, start and stop
         )
         self.scratch = tempfile.mkdtemp(prefix="armbench-actors-")  # the actors' on this node, removed at close
-        driver_node = ray.get_runtime_context().get_node_id()
-        self.made_for = (ray.get_runtime_context().get_job_id(), driver_node, self.count, repr(self.actor_options))
-        self.construction = (driver_node,)
+        self.driver_node = ray.get_runtime_context().get_node_id()
+        self.made_for = (ray.get_runtime_context().get_job_id(), self.driver_node, self.count,
+                         repr(self.actor_options))
         self.run_set = (config, domains, run_ids, self.gate, self.scratch)
         self.warm = keeps_warm()
         self.actors: list[Any] = []
@@ -242,12 +248,13 @@ class ActorPool:
 
     def _new_actor(self) -> Any:
         name = ACTOR_NAME.format(next(ACTOR_NUMBERS))
-        return self.actor_class.options(name=name, **self.actor_options).remote(*self.construction)
+        return self.actor_class.options(name=name, **self.actor_options).remote(self.driver_node)
 
     async def start(self) -> None:
         """The run set's actors: those the last run set kept warm (when it made them alike), else new."""
-        warm = WARM_ACTORS.take(self.made_for if self.warm else ())
-        self.actors = warm or [self._new_actor() for _ in range(self.count)]
+        if not self.warm:
+            WARM_ACTORS.drop()  # kept by an earlier run set, and not for this one
+        self.actors = WARM_ACTORS.take(self.made_for) or [self._new_actor() for _ in range(self.count)]
         await asyncio.gather(*(self._start(slot) for slot in range(self.count)))
 
     async def _start(self, slot: int) -> None:
