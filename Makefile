@@ -118,6 +118,10 @@ lint: setup
 # most `slow` tests first): each module's fixtures start once, and no long test is met last.
 TEST_WORKERS ?= 4
 RAY_TEST_LOG := .pytest_cache/ray-tests.log
+# The fuzz tests (tests/fuzz/hostile.py) draw all their examples in CI and a quarter of them
+# elsewhere: `make test FUZZ=full` draws them all.
+FUZZ ?= $(if $(CI),full,quick)
+test: export ARMBENCH_FUZZ = $(FUZZ)
 test: setup
 	@mkdir -p .pytest_cache
 	@$(BIN)/python -m pytest -m ray > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \

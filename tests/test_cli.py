@@ -20,14 +20,13 @@ from armbench import provenance
 from armbench.paths import QUESTIONS_DIR
 from armbench.questions import load_sets
 from tests.conftest import free_port
-
-BENCH = [sys.executable, "-m", "armbench.cli"]
+from tests.support import forked_bench
 
 
 def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environment.update(env or {})
-    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=environment, timeout=300)
+    return forked_bench.run(list(args), env=environment, timeout=300)
 
 
 def assert_user_error(result: subprocess.CompletedProcess | tuple[int, str, str], *needles: str) -> None:

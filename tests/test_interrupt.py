@@ -4,14 +4,14 @@ noise about the futures those children's deaths left unread."""
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.engine.test_resume import keyless_env
+from tests.support import forked_bench
 
-SLOW_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle+latency=0.5", "--arm", "all",
+SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.5", "--arm", "all",
             "--domain", "gpus", "--set", "design", "--runs", "2", "--quiet"]
 
 
@@ -19,9 +19,8 @@ SLOW_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/or
 @pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_to_the_process_group_ends_the_run_set_in_one_line(tmp_path, how, code, said):
     out = tmp_path / "set"
-    process = subprocess.Popen([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, start_new_session=True)
     runs, deadline = out / "runs.jsonl", time.monotonic() + 240
     while not (runs.exists() and runs.read_text().count("\n") >= 2):  # browsing runs in flight by now
         assert process.poll() is None, process.stderr.read()

@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import pytest
 import yaml
 
 from armbench.paths import ROOT
+from tests.support import forked_bench
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-BENCH = [sys.executable, "-m", "armbench.cli"]
 ORACLE_RUNS = 4  # 2 questions x 2 arms
 
 
@@ -73,7 +72,7 @@ def test_a_domain_from_one_folder_runs_the_oracle_in_both_arms(tmp_path, replica
                ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
 
     def bench(*args: str) -> subprocess.CompletedProcess:
-        result = subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=300)
+        result = forked_bench.run(list(args), env=env, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 
@@ -114,12 +113,12 @@ def test_a_bad_domain_package_is_one_line_not_a_traceback(tmp_path):
         (tmp_path / name / "__init__.py").write_text(source + "\n")
     for name, (_, message) in BAD_DOMAIN_PACKAGES.items():
         env = {**os.environ, "PYTHONPATH": str(tmp_path), "ARMBENCH_DOMAINS": name}
-        result = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=60)
+        result = forked_bench.run(["questions", "list"], env=env, timeout=60)
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_a_missing_question_bank_is_one_line(tmp_path):
     env = {**os.environ, "ARMBENCH_QUESTIONS_DIR": str(tmp_path / "nowhere")}
-    result = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=60)
+    result = forked_bench.run(["questions", "list"], env=env, timeout=60)
     assert result.returncode == 2 and "no question bank at" in result.stderr and "Traceback" not in result.stderr

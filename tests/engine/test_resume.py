@@ -4,7 +4,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -17,6 +16,7 @@ from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
 from armbench.questions import load_set_file, set_path
 from armbench.types import Manifest, RunConfig
+from tests.support import forked_bench
 from tests.support.models import run_set
 from tests.support.processes import first_to_end
 
@@ -182,16 +182,16 @@ async def test_a_torn_last_line_is_dropped_before_new_records(tmp_path, gpu_desi
     assert len(run_ids) == len(set(run_ids)) == 10
 
 
-SLOW_SET = [sys.executable, "-m", "armbench.cli", "run", "--model", "scripted/oracle+latency=0.3",
+SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.3",
             "--arm", "tooled", "--set", "design", "--domain", "gpus", "--runs", "2", "--concurrency", "2",
             "--quiet"]
 
 
-def stop_mid_set(out, how: signal.Signals) -> tuple[subprocess.Popen, list[int]]:
+def stop_mid_set(out, how: signal.Signals) -> tuple[forked_bench.BenchProcess, list[int]]:
     """Start the slow set on replicas of its own, send `how` once 3 runs are recorded; the stopped
     process and the pids of the replica servers it had started."""
-    process = subprocess.Popen([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
     runs = out / "runs.jsonl"
     deadline = time.monotonic() + 240
     while not (runs.exists() and runs.read_text().count("\n") >= 3):
@@ -266,8 +266,8 @@ def test_kill_9_mid_set_then_two_resumes_at_once_one_writes_and_redoes_nothing(t
     before = runs.read_text().splitlines()
     assert 3 <= len(before) < 10, "the set finished before it could be killed"
 
-    resumes = [subprocess.Popen([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    resumes = [forked_bench.start([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for _ in range(2)]
     refused, writer = first_to_end(resumes, 120)
     message = refused.stderr.read()
     assert writer.poll() is None, "the refused resume waited for the other to finish"

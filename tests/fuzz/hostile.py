@@ -2,6 +2,8 @@
 and the hostile values they draw from (numbers in every odd spelling, junk text, long strings)."""
 from __future__ import annotations
 
+import os
+
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -14,6 +16,14 @@ FUZZ = settings(
     print_blob=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
+
+
+
+def examples(full: int) -> int:
+    """How many examples a fuzz test draws: `full` in CI and wherever ARMBENCH_FUZZ is not "quick";
+    a quarter of them in `make test` on a developer's machine (the Makefile's FUZZ setting)."""
+    return max(1, full // 4) if os.environ.get("ARMBENCH_FUZZ") == "quick" else full
+
 
 ODD_DIGITS = "²³¹⁰٣٤۵६০๓０１"  # superscripts, Arabic-Indic, Devanagari, Bengali, Thai, full-width: isdigit() or isnumeric(), not ASCII
 LONG = [4_301, 5_000, 20_000]  # 4,301 digits: past int()'s limit; 20,000: a long query string

@@ -27,9 +27,9 @@ from armbench.arms import ARMS
 from armbench.cli import app, main, run
 from armbench.domains import DOMAINS
 from armbench.questions import set_names
-from tests.fuzz.hostile import FUZZ, floats, hostile_value
+from tests.fuzz.hostile import FUZZ, examples, floats, hostile_value
 
-EXAMPLES = 250
+EXAMPLES = examples(250)
 RUN = typer.main.get_command(app).commands["run"]
 OPTIONS = [param for param in RUN.params if param.opts[0].startswith("--")]  # typer has its own click: no isinstance
 VALUED = [option for option in OPTIONS if not option.is_flag and option.opts[0] != "--model"]

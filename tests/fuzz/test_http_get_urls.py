@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from armbench.tools.web_tools import HttpGetTool
-from tests.fuzz.hostile import FUZZ
+from tests.fuzz.hostile import FUZZ, examples
 
-EXAMPLES = 600
-REDIRECT_EXAMPLES = 300
+EXAMPLES = examples(600)
+REDIRECT_EXAMPLES = examples(300)
 PORTS = (18080, 18081)
 ORIGINS = [f"http://127.0.0.1:{port}" for port in PORTS]
 ALLOWED = {("http", "127.0.0.1", port) for port in PORTS}

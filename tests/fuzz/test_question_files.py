@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from armbench.errors import UserError
 from armbench.paths import QUESTIONS_DIR
 from armbench.questions import QuestionSet, load_set_file
-from tests.fuzz.hostile import FUZZ, hostile_value
+from tests.fuzz.hostile import FUZZ, examples, hostile_value
 
-EXAMPLES = 300
+EXAMPLES = examples(300)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's when PyYAML has it: 5 times faster
 BASE = yaml.safe_load((QUESTIONS_DIR / "gpus" / "design.yaml").read_text(encoding="utf-8"))
 BASE["questions"] = BASE["questions"][:2]

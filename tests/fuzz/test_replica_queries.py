@@ -29,9 +29,9 @@ from starlette.routing import Route
 from armbench.domains import DOMAINS
 from armbench.replicas.serve import load_reference
 from armbench.replicas.web import listing
-from tests.fuzz.hostile import FUZZ, hostile_value
+from tests.fuzz.hostile import FUZZ, examples, hostile_value
 
-REQUESTS_PER_SITE = 1_000
+REQUESTS_PER_SITE = examples(1_000)
 SHARED_PARSING = Path(listing.__file__).parent  # armbench/replicas/web: sort, order, page
 PARAM_NAME = re.compile(r"""params(?:\.get\(\s*|,\s*)["'](\w+)["']""")
 # A catch-all `{path:path}` route (the World Bank API's) gets paths of the API's grammar (routes.py):
@@ -310,7 +310,7 @@ def test_a_number_with_a_non_ascii_digit_is_refused_like_any_bad_value(domain):
     numeric = numeric_parameters(app, parameter_names(reference), get, real_tokens(reference))
     assert "page" in {name for _, name, _ in numeric}, numeric
 
-    @settings(FUZZ, max_examples=300)
+    @settings(FUZZ, max_examples=examples(300))
     @given(st.sampled_from(numeric).flatmap(lambda p: st.tuples(st.just(p[0]), st.just(p[1]), odd_spellings(p[2]))))
     def check(probe: tuple[str, str, str]) -> None:
         path, name, spelled = probe

@@ -14,8 +14,8 @@ NAME = re.compile(r"[a-zA-Z0-9-]+")
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]"}  # as llama.cpp reads them
 HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
 
-# Nodes: ("lit", text) ("cls", negated, ((low, high), ...)) ("ref", name) ("seq", items)
-# ("alt", options) ("rep", node, min, max or None)
+# Nodes: ("lit", text) ("cls", a compiled pattern matching a run of the class's characters)
+# ("ref", name) ("seq", items) ("alt", options) ("rep", node, min, max or None)
 Node = tuple
 
 
@@ -115,7 +115,8 @@ class _Reader:
                 high = self.char()
             ranges.append((low, high))
         self.pos += 1
-        return ("cls", negated, tuple(ranges))
+        members = "".join(re.escape(low) if low == high else f"{re.escape(low)}-{re.escape(high)}" for low, high in ranges)
+        return ("cls", re.compile(f"[{'^' if negated else ''}{members}]*"))
 
     def char(self) -> str:
         if self.pos >= len(self.text):
@@ -175,10 +176,7 @@ class _Match:
         if kind == "lit":
             return frozenset({pos + len(node[1])}) if self.text.startswith(node[1], pos) else frozenset()
         if kind == "cls":
-            if pos >= len(self.text):
-                return frozenset()
-            inside = any(low <= self.text[pos] <= high for low, high in node[2])
-            return frozenset({pos + 1}) if inside != node[1] else frozenset()
+            return frozenset({pos + 1}) if node[1].match(self.text, pos, pos + 1).end() > pos else frozenset()
         if kind == "ref":
             key = (node[1], pos)
             if key not in self.memo:
@@ -195,6 +193,9 @@ class _Match:
 
     def repeat(self, node: Node, pos: int) -> frozenset[int]:
         _, item, low, high = node
+        if item[0] == "cls":  # a run of characters: as far as the class (and `high`) allows, in one step
+            end = len(self.text) if high is None else min(len(self.text), pos + high)
+            return frozenset(range(pos + low, item[1].match(self.text, pos, end).end() + 1))
         done = {pos} if low == 0 else set()
         frontier, count = {pos}, 0
         while frontier and (high is None or count < high):

@@ -1,11 +1,16 @@
-"""Two processes started at once, racing for one thing (a run set's lock, a port base)."""
+"""Two processes (a `subprocess.Popen` or a forked `bench`) started at once, racing for one thing
+(a run set's lock, a port base)."""
 from __future__ import annotations
 
-import subprocess
 import time
+from typing import Protocol
 
 
-def first_to_end(processes: list[subprocess.Popen], seconds: float) -> tuple[subprocess.Popen, subprocess.Popen]:
+class Process(Protocol):
+    def poll(self) -> int | None: ...
+
+
+def first_to_end(processes: list[Process], seconds: float) -> tuple[Process, Process]:
     """(the one that ended first, the other), once one of the two has ended."""
     deadline = time.monotonic() + seconds
     while all(process.poll() is None for process in processes):

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from armbench.errors import UserError
 from armbench.tablekit import TableDomain
 from armbench.tablekit.check import Taken, check, locate, problems
 from armbench.tablekit.scaffold import INIT
+from tests.support import forked_bench
 from tests.tablekit.conftest import cities_folder
 
 
@@ -189,13 +189,10 @@ def test_locate_finds_table_domains_only(folder, tmp_path):
         locate("../cities", {}, folder.parent)
 
 
-BENCH = [sys.executable, "-m", "armbench.cli"]
-
-
 def bench(domains: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(ARMBENCH_DOMAINS_DIR=str(domains))
-    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=120)
+    return forked_bench.run(list(args), env=env, timeout=120)
 
 
 @pytest.mark.slow

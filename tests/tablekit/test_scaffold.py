@@ -7,7 +7,6 @@ import datetime as dt
 import hashlib
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from armbench.tablekit.examples import derive
 from armbench.tablekit.scaffold import INIT, new_domain
 from armbench.tablekit.spec import LIST_PARAMS, load_spec
 from armbench.types import Question
+from tests.support import forked_bench
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CITIES = FIXTURES / "cities.csv"
@@ -315,13 +315,10 @@ def test_a_failure_while_writing_leaves_nothing(roots, tmp_path, monkeypatch):
 
 # ---- the command ------------------------------------------------------------------------------
 
-BENCH = [sys.executable, "-m", "armbench.cli"]
-
-
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
-    return subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    return forked_bench.run(list(args), env=env, timeout=120, cwd=tmp_path)
 
 
 @pytest.mark.slow

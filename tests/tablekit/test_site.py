@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from armbench.tablekit import TableDomain, site
 from armbench.tablekit.site import create_app
-from tests.fuzz.hostile import FUZZ, hostile_value
+from tests.fuzz.hostile import FUZZ, examples, hostile_value
 from tests.fuzz.test_replica_queries import RAW_PIECES, Request, answer, on_the_wire
 from tests.support.site_pages import row_value
 
@@ -471,8 +471,9 @@ def test_no_generated_query_string_or_path_makes_the_site_answer_5xx(cities, cit
     query = st.lists(pair, max_size=6).map(lambda pairs: on_the_wire(b"&".join(pairs)))
     loop = asyncio.new_event_loop()
     statuses: list[int] = []
+    drawn = examples(400)
 
-    @settings(FUZZ, max_examples=400)
+    @settings(FUZZ, max_examples=drawn)
     @given(st.builds(Request, path, query))
     def check(request: Request) -> None:
         status, _, trace = loop.run_until_complete(answer(app, request))
@@ -483,7 +484,7 @@ def test_no_generated_query_string_or_path_makes_the_site_answer_5xx(cities, cit
         check()
     finally:
         loop.close()
-    assert len(statuses) >= 300 and {200, 400, 404} <= set(statuses)
+    assert len(statuses) >= drawn * 3 // 4 and {200, 400, 404} <= set(statuses)
 
 
 def test_the_spec_sets_the_page_size(cities):

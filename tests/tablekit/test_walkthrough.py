@@ -16,6 +16,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from armbench.paths import ROOT
+from tests.support import forked_bench
 from tests.support.doc_commands import page_commands
 
 BENCH = [sys.executable, "-m", "armbench.cli"]
@@ -44,7 +45,7 @@ def test_the_docs_walkthrough(tmp_path, replica_env):
     (tmp_path / "domains").mkdir()
 
     def bench(*args: str) -> subprocess.CompletedProcess:
-        result = subprocess.run([*BENCH, *args], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+        result = forked_bench.run(list(args), env=env, timeout=300, cwd=ROOT)
         assert result.returncode == 0, f"bench {' '.join(args)}:\n{result.stdout}{result.stderr}"
         return result
 
@@ -104,8 +105,7 @@ def test_a_broken_csv_is_one_line_and_writes_nothing(tmp_path):
     env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path / "domains"),
            "ARMBENCH_QUESTIONS_DIR": str(tmp_path / "questions")}
     (tmp_path / "domains").mkdir()
-    result = subprocess.run([*BENCH, "domain", "new", "broken", "--csv", str(ragged)], capture_output=True,
-                            text=True, env=env, timeout=120)
+    result = forked_bench.run(["domain", "new", "broken", "--csv", str(ragged)], env=env, timeout=120)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "ragged.csv:3 has 1 values" in result.stderr
     assert list((tmp_path / "domains").iterdir()) == [] and not (tmp_path / "questions").exists()
@@ -121,11 +121,10 @@ def test_a_broken_domain_folder_leaves_the_others_working(tmp_path):
                       questions_dir=tmp_path / "questions")
     (made.folder / "domain.yaml").write_text("name: [")
     env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path / "domains")}
-    listed = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=120)
+    listed = forked_bench.run(["questions", "list"], env=env, timeout=120)
     assert listed.returncode == 0 and "gpus" in listed.stdout, listed.stderr
     assert listed.stderr.startswith("warning: a domain is left out:") and "domain.yaml is not valid YAML" in listed.stderr
-    named = subprocess.run([*BENCH, "run", "--domain", "cities", "--model", "scripted/oracle"], capture_output=True,
-                           text=True, env=env, timeout=120)
+    named = forked_bench.run(["run", "--domain", "cities", "--model", "scripted/oracle"], env=env, timeout=120)
     assert named.returncode == 2 and "Traceback" not in named.stderr
     assert named.stderr.splitlines()[-1].startswith("error: ") and "is not valid YAML" in named.stderr.splitlines()[-1]
 
@@ -135,6 +134,6 @@ def test_a_domain_folder_named_like_a_python_module_is_left_out(tmp_path):
     (tmp_path / "html").mkdir()
     (tmp_path / "html" / "__init__.py").write_text("DOMAIN = 3\n")
     env = {**os.environ, "ARMBENCH_DOMAINS_DIR": str(tmp_path)}
-    listed = subprocess.run([*BENCH, "questions", "list"], capture_output=True, text=True, env=env, timeout=120)
+    listed = forked_bench.run(["questions", "list"], env=env, timeout=120)
     assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
     assert "the package 'html' has the name of a Python module" in listed.stderr
