@@ -118,13 +118,15 @@ lint: setup
 # most `slow` tests first): each module's fixtures start once, and no long test is met last.
 TEST_WORKERS ?= 4
 RAY_TEST_LOG := .pytest_cache/ray-tests.log
+# The Ray tests' process collects only the modules that mark tests `ray` (not all 2,400 tests).
+RAY_TEST_FILES = $(shell grep -rl --include='test_*.py' 'pytest.mark.ray' tests)
 # The fuzz tests (tests/fuzz/hostile.py) draw all their examples in CI and a quarter of them
 # elsewhere: `make test FUZZ=full` draws them all.
 FUZZ ?= $(if $(CI),full,quick)
 test: export ARMBENCH_FUZZ = $(FUZZ)
 test: setup
 	@mkdir -p .pytest_cache
-	@$(BIN)/python -m pytest -m ray > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \
+	@$(BIN)/python -m pytest -m ray $(RAY_TEST_FILES) > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 		-m "not local and not ray and not crawl and not docs"; suite=$$?; \
 	wait $$ray; ray=$$?; echo "the Ray tests:"; cat $(RAY_TEST_LOG); [ $$suite -eq 0 ] && [ $$ray -eq 0 ]

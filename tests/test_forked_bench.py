@@ -22,6 +22,8 @@ def test_a_forked_command_says_and_exits_as_a_fresh_one(tmp_path):
 def test_a_forked_command_has_its_own_pid_session_and_signals(tmp_path):
     process = forked_bench.start(["replicas", "serve", "--domain", "gpus"], cwd=tmp_path, start_new_session=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.poll() is None and os.getsid(process.pid) == process.pid
-    process.send_signal(signal.SIGKILL)
+    try:
+        assert process.poll() is None and os.getsid(process.pid) == process.pid
+    finally:
+        process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=30) == -signal.SIGKILL
