@@ -18,7 +18,6 @@ FUZZ = settings(
 )
 
 
-
 def examples(full: int) -> int:
     """How many examples a fuzz test draws: `full` in CI and wherever ARMBENCH_FUZZ is not "quick";
     a quarter of them in `make test` on a developer's machine (the Makefile's FUZZ setting)."""

@@ -194,7 +194,7 @@ class _Match:
     def repeat(self, node: Node, pos: int) -> frozenset[int]:
         _, item, low, high = node
         if item[0] == "cls":  # a run of characters: as far as the class (and `high`) allows, in one step
-            end = len(self.text) if high is None else min(len(self.text), pos + high)
+            end = len(self.text) if high is None else pos + high
             return frozenset(range(pos + low, item[1].match(self.text, pos, end).end() + 1))
         done = {pos} if low == 0 else set()
         frontier, count = {pos}, 0
