@@ -26,7 +26,7 @@ from tests.support import forked_bench
 def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     environment.update(env or {})
-    return forked_bench.run(list(args), env=environment, timeout=300)
+    return forked_bench.run(args, env=environment, timeout=300)
 
 
 def assert_user_error(result: subprocess.CompletedProcess | tuple[int, str, str], *needles: str) -> None:

@@ -72,7 +72,7 @@ def test_a_domain_from_one_folder_runs_the_oracle_in_both_arms(tmp_path, replica
                ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
 
     def bench(*args: str) -> subprocess.CompletedProcess:
-        result = forked_bench.run(list(args), env=env, timeout=300)
+        result = forked_bench.run(args, env=env, timeout=300)
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 

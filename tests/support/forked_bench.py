@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ class _Captured:
         return self.file.read().decode(errors="replace")
 
 
-def start(args: list[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
+def start(args: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
           stdout: int | None = None, stderr: int | None = None, start_new_session: bool = False) -> BenchProcess:
     """`bench ARGS` forked from the server: `stdout`/`stderr` None (this process's), DEVNULL or PIPE."""
     captured: dict[str, _Captured] = {}
@@ -115,7 +115,7 @@ def start(args: list[str], *, env: dict[str, str] | None = None, cwd: str | Path
     return BenchProcess(["bench", *request["args"]], pid, connection, captured)
 
 
-def run(args: list[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
+def run(args: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
         timeout: float | None = None) -> subprocess.CompletedProcess:
     """`subprocess.run([python, -m, armbench.cli, *args], capture_output=True, text=True, ...)`."""
     process = start(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -129,25 +129,23 @@ def run(args: list[str], *, env: dict[str, str] | None = None, cwd: str | Path |
 
 
 _server: tuple[subprocess.Popen, str] | None = None
-_server_lock = threading.Lock()
 
 
 def _server_address() -> str:
     """This process's fork server, started on first use and stopped when this process exits."""
     global _server
-    with _server_lock:
-        if _server is None or _server[0].poll() is not None:
-            address = os.path.join(tempfile.mkdtemp(prefix="armbench-fork-"), "server")
-            # Its own session: a signal to a test's process group never reaches it. Its standard
-            # input is a pipe from this process: at end of file (this process is gone) it exits.
-            process = subprocess.Popen([sys.executable, __file__, address], cwd=ROOT, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, start_new_session=True)
-            if process.stdout.readline() != b"ready\n":
-                raise RuntimeError(f"the bench fork server did not start (exit {process.wait()})")
-            atexit.register(shutil.rmtree, os.path.dirname(address), ignore_errors=True)
-            atexit.register(process.kill)
-            _server = process, address
-        return _server[1]
+    if _server is None or _server[0].poll() is not None:
+        address = os.path.join(tempfile.mkdtemp(prefix="armbench-fork-"), "server")
+        # Its own session: a signal to a test's process group never reaches it. Its standard
+        # input is a pipe from this process: at end of file (this process is gone) it exits.
+        process = subprocess.Popen([sys.executable, __file__, address], cwd=ROOT, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, start_new_session=True)
+        if process.stdout.readline() != b"ready\n":
+            raise RuntimeError(f"the bench fork server did not start (exit {process.wait()})")
+        atexit.register(shutil.rmtree, os.path.dirname(address), ignore_errors=True)
+        atexit.register(process.kill)
+        _server = process, address
+    return _server[1]
 
 
 # The server side.

@@ -318,7 +318,7 @@ def test_a_failure_while_writing_leaves_nothing(roots, tmp_path, monkeypatch):
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
-    return forked_bench.run(list(args), env=env, timeout=120, cwd=tmp_path)
+    return forked_bench.run(args, env=env, timeout=120, cwd=tmp_path)
 
 
 @pytest.mark.slow

@@ -45,7 +45,7 @@ def test_the_docs_walkthrough(tmp_path, replica_env):
     (tmp_path / "domains").mkdir()
 
     def bench(*args: str) -> subprocess.CompletedProcess:
-        result = forked_bench.run(list(args), env=env, timeout=300, cwd=ROOT)
+        result = forked_bench.run(args, env=env, timeout=300, cwd=ROOT)
         assert result.returncode == 0, f"bench {' '.join(args)}:\n{result.stdout}{result.stderr}"
         return result
 

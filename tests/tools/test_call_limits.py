@@ -171,7 +171,7 @@ async def test_a_calls_wait_for_a_core_does_not_count_against_the_run_timeout(gp
     """The first call queues 6 s, then sleeps 1.5 s: past a 7 s run timeout counted in wall time,
     inside it counted without the queue, which the deadline gives back as the call leaves the queue
     (not when it ends, which would be too late). The 5.5 s left over are for two sandbox starts
-    and the model turns on a loaded machine (CI's four test workers and the Ray tests on two
+    and the model turns on a loaded machine (CI's three test workers and the Ray tests on two
     cores: 3.5 s was too few there once)."""
     async with AsyncExitStack() as held:
         for _ in range(usable_cores()):
