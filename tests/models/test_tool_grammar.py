@@ -7,6 +7,7 @@ Where llama-cpp-python and the weights are here, llama.cpp's own grammar engine 
 """
 from __future__ import annotations
 
+import itertools
 import json
 from functools import cache
 from pathlib import Path
@@ -183,11 +184,28 @@ def schema_tool(name: str, schema: dict[str, Any], defs: dict[str, Any] | None =
     return {"type": "function", "function": {"name": name, "description": "", "parameters": parameters}}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("domain", "name"), CHECKED)
 def test_accepts_a_valid_call_of_every_offered_tool_and_the_answer_form(domain, name):
     rejected = [reply for reply in valid_calls(domain, name) + ANSWERS if not grammar(domain, name).matches(reply)]
     assert not rejected, rejected[:3]
+
+
+@pytest.mark.parametrize("rules", [
+    r'root ::= "\"" char* "\""' + "\n" + r'char ::= [^"\\] | "\\" ["\\ab]',  # a JSON string's shape
+    r'root ::= "\"" c{1,3} "\"" c?' + "\n" + r'c ::= [ab] | "\\" "a"',  # bounded, then an optional tail
+    'root ::= x* "a"\nx ::= "a" | "b"',  # the repetition could go on where the next item starts
+    'root ::= x* "b"\nx ::= [ab] | [a"]',  # two classes: not compared, so walked
+    'root ::= x{2} y\nx ::= "a" | "ab"\ny ::= "a"? "b"*',  # alternatives that start alike
+    'root ::= "a" x* "b" x{2,} y+\nx ::= ""\ny ::= "a"?',  # steps that can be empty
+])
+def test_the_recognizers_one_way_patterns_agree_with_its_walk(rules):
+    """A rule matched by one pattern (tests/support/gbnf.py) accepts exactly what the node walk does."""
+    shortcut = Grammar(rules)
+    walked = Grammar(rules)
+    walked.one_way = {}
+    texts = ["".join(chars) for size in range(7) for chars in itertools.product('ab"\\', repeat=size)]
+    assert [shortcut.matches(text) for text in texts] == [walked.matches(text) for text in texts]
+    assert any(shortcut.matches(text) for text in texts)
 
 
 def test_a_synthesis_can_write_try_and_submit_under_the_grammar():

@@ -4,7 +4,9 @@ It plays llama.cpp's part where llama-cpp-python is missing, for the syntax armb
 (armbench/models/tool_grammar.py): one rule per line `name ::= ...`, "literals", [classes] and
 [^negated classes] with ranges and escapes, rule names, ( groups ), `|`, and the postfixes
 `*` `+` `?` `{m}` `{m,}` `{m,n}`. Matching computes the set of positions each piece can end at,
-memoized per (rule, start): ambiguity costs a few more positions, never backtracking.
+memoized per (rule, start): ambiguity costs a few more positions, never backtracking. A rule that
+can end in at most one place from any start (a JSON string's `char`) is matched with one compiled
+pattern instead, so a long string's characters are walked by the regex engine, not node by node.
 """
 from __future__ import annotations
 
@@ -40,9 +42,11 @@ class Grammar:
             raise GrammarError(f"undefined rules: {', '.join(undefined)}")
         if "root" not in self.rules:
             raise GrammarError("no root rule")
+        self.one_way = {name: re.compile(pattern) for name, node in self.rules.items()
+                        if (pattern := _one_way(node, self.rules, {name})) is not None}
 
     def matches(self, text: str, rule: str = "root") -> bool:
-        return len(text) in _Match(self.rules, text).ends(("ref", rule), 0)
+        return len(text) in _Match(self.rules, self.one_way, text).ends(("ref", rule), 0)
 
 
 class _Reader:
@@ -165,9 +169,87 @@ def _refs(nodes) -> set[str]:
     return found
 
 
+def _one_way(node: Node, rules: dict[str, Node], seen: set[str]) -> str | None:
+    """A regex for `node` when a match of it from any start can end in one place at most (so the
+    regex engine's one match is every match), else None. `seen`: the rules being expanded."""
+    kind = node[0]
+    if kind == "lit":
+        return re.escape(node[1])
+    if kind == "cls":
+        return node[1].pattern.removesuffix("*")
+    if kind == "ref":
+        if node[1] in seen:
+            return None
+        inner = _one_way(rules[node[1]], rules, seen | {node[1]})
+        return None if inner is None else f"(?:{inner})"
+    if kind == "rep":
+        return _repeated(node, rules, seen) if node[2] == node[3] else None
+    if kind == "seq":
+        parts = []
+        for item, after in zip(node[1], node[1][1:] + (None,)):
+            part = _one_way(item, rules, seen)
+            # A repetition that the next item cannot start where it could go on (a JSON string's
+            # `char*` before its closing quote) stops in one place: where it can go no further.
+            if part is None and item[0] == "rep" and after is not None and _apart(
+                    _first(item[1], rules, seen), _first(after, rules, seen)):
+                part = _repeated(item, rules, seen)
+            if part is None:
+                return None
+            parts.append(part)
+        return "".join(f"(?:{part})" for part in parts)
+    parts = [_one_way(item, rules, seen) for item in node[1]]
+    if None in parts:
+        return None
+    firsts = [_first(option, rules, seen) for option in node[1]]
+    exclusive = all(_apart(a, b) for i, a in enumerate(firsts) for b in firsts[i + 1:])
+    return "|".join(f"(?:{part})" for part in parts) if exclusive else None
+
+
+def _repeated(node: Node, rules: dict[str, Node], seen: set[str]) -> str | None:
+    """A greedy regex for a repetition of a one-way item, or None."""
+    _, item, low, high = node
+    inner = _one_way(item, rules, seen)
+    return None if inner is None else f"(?:{inner}){{{low},{'' if high is None else high}}}"
+
+
+def _first(node: Node, rules: dict[str, Node], seen: set[str]) -> tuple[Node, ...] | None:
+    """The lit and cls nodes a match of `node` can start with (a lit: its first character), or
+    None when a match may be empty (or a rule refers to itself first)."""
+    kind = node[0]
+    if kind == "lit":
+        return (("lit", node[1][:1]),) if node[1] else None
+    if kind == "cls":
+        return (node,)
+    if kind == "ref":
+        return None if node[1] in seen else _first(rules[node[1]], rules, seen | {node[1]})
+    if kind == "rep":
+        return _first(node[1], rules, seen) if node[2] > 0 else None
+    if kind == "seq":
+        return _first(node[1][0], rules, seen) if node[1] else None
+    options = [_first(option, rules, seen) for option in node[1]]
+    return None if None in options else tuple(first for option in options for first in option)
+
+
+def _apart(a: tuple[Node, ...] | None, b: tuple[Node, ...] | None) -> bool:
+    """No character starts both: each pair of literals' first characters differ, and each class
+    refuses each literal's. (Two classes are not compared: they count as overlapping.)"""
+    if a is None or b is None:
+        return False
+    return all(_nodes_apart(x, y) for x in a for y in b)
+
+
+def _nodes_apart(a: Node, b: Node) -> bool:
+    if a[0] == "cls" and b[0] == "cls":
+        return False
+    if a[0] == "lit" and b[0] == "lit":
+        return a[1] != b[1]
+    literal, cls = (a, b) if a[0] == "lit" else (b, a)
+    return cls[1].match(literal[1]).end() == 0
+
+
 class _Match:
-    def __init__(self, rules: dict[str, Node], text: str):
-        self.rules, self.text = rules, text
+    def __init__(self, rules: dict[str, Node], one_way: dict[str, re.Pattern[str]], text: str):
+        self.rules, self.one_way, self.text = rules, one_way, text
         self.memo: dict[tuple[str, int], frozenset[int]] = {}
 
     def ends(self, node: Node, pos: int) -> frozenset[int]:
@@ -178,6 +260,9 @@ class _Match:
         if kind == "cls":
             return frozenset({pos + 1}) if node[1].match(self.text, pos, pos + 1).end() > pos else frozenset()
         if kind == "ref":
+            if node[1] in self.one_way:
+                found = self.one_way[node[1]].match(self.text, pos)
+                return frozenset({found.end()}) if found else frozenset()
             key = (node[1], pos)
             if key not in self.memo:
                 self.memo[key] = self.ends(self.rules[node[1]], pos)
@@ -196,6 +281,8 @@ class _Match:
         if item[0] == "cls":  # a run of characters: as far as the class (and `high`) allows, in one step
             end = len(self.text) if high is None else pos + high
             return frozenset(range(pos + low, item[1].match(self.text, pos, end).end() + 1))
+        if item[0] == "ref" and item[1] in self.one_way:  # one step at a time, by the rule's pattern
+            return self.steps(self.one_way[item[1]], pos, low, high)
         done = {pos} if low == 0 else set()
         frontier, count = {pos}, 0
         while frontier and (high is None or count < high):
@@ -206,4 +293,19 @@ class _Match:
                 # from here (with more repetitions left), so it is not followed again.
                 frontier -= done
                 done |= frontier
+        return frozenset(done)
+
+    def steps(self, step: re.Pattern[str], pos: int, low: int, high: int | None) -> frozenset[int]:
+        """Where `low` to `high` repetitions of a one-way pattern from `pos` end."""
+        done = [pos] if low == 0 else []
+        count = 0
+        while high is None or count < high:
+            found = step.match(self.text, pos)
+            if found is None:
+                break
+            if found.end() == pos:  # an empty step: as many more as it takes reach `low`, in place
+                return frozenset(done + [pos])
+            pos, count = found.end(), count + 1
+            if count >= low:
+                done.append(pos)
         return frozenset(done)
