@@ -28,7 +28,7 @@ from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import Browser as PlaywrightBrowser
-from playwright.async_api import BrowserContext, Locator, Page, Playwright, Request, Route, async_playwright
+from playwright.async_api import BrowserContext, Locator, Page, Playwright, Request, Route
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -36,6 +36,7 @@ from armbench.errors import UserError, first_line
 from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
+from armbench.tools.playwright_driver import start_playwright
 from armbench.tools.warm_chromium import WARM_CHROMIUM
 
 CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
@@ -122,7 +123,7 @@ class Browser:
 
     async def start(self) -> Browser:
         """Raises UserError when no Chromium is found or it does not start."""
-        playwright = await async_playwright().start()
+        playwright = await start_playwright()
         try:
             path = find_chromium(bundled=playwright.chromium.executable_path)
             self._browser = await launch(playwright, path, self.warm)

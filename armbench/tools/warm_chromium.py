@@ -22,7 +22,8 @@ import threading
 
 from playwright.async_api import Browser as PlaywrightBrowser
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
+
+from armbench.tools.playwright_driver import start_playwright
 
 START_TIMEOUT_S = 60.0
 
@@ -81,7 +82,7 @@ class WarmChromium:
         self.loop, self.stopping = asyncio.get_running_loop(), asyncio.Event()
         self.loop.set_exception_handler(unread_after_its_driver_died)
         try:
-            playwright = await async_playwright().start()
+            playwright = await start_playwright()
         except BaseException as error:
             ready.set_exception(error)
             return
