@@ -85,17 +85,20 @@ def national_rows(rows: pl.DataFrame) -> list[Markup]:
             for r in rows.filter(pl.col("is_national_total")).sort("year").iter_rows(named=True)]
 
 
-def state_year(rows: pl.DataFrame) -> StateYear:
-    """A state's year: the ten causes by deaths (most first; equal counts share a rank and go by
-    cause name), and all causes."""
-    causes = rows.filter(pl.col("cause") != ALL_CAUSES).sort(
-        [pl.col("deaths"), pl.col("cause")], descending=[True, False])
-    ranks = causes["deaths"].rank("min", descending=True).to_list()
-    whole = rows.filter(pl.col("cause") == ALL_CAUSES).row(0, named=True)
-    return StateYear(
-        causes=[row(str(rank), cause_cells(r)) for rank, r in zip(ranks, causes.iter_rows(named=True))],
-        all_causes=row("", cause_cells(whole)),
-    )
+def state_pages(table: pl.DataFrame) -> dict[str, State]:
+    """Each state's years, A to Z and oldest first: the ten causes by deaths (most first; equal
+    counts share a rank and go by cause name), and all causes."""
+    states_rows = table.filter(~pl.col("is_national_total"))
+    whole = {(r["state"], r["year"]): r for r in states_rows.filter(pl.col("cause") == ALL_CAUSES).iter_rows(named=True)}
+    causes = (states_rows.filter(pl.col("cause") != ALL_CAUSES)
+              .with_columns(rank=pl.col("deaths").rank("min", descending=True).over("state", "year"))
+              .sort(["state", "year", "deaths", "cause"], descending=[False, False, True, False]))
+    ranked: dict[str, dict[int, list[Markup]]] = {}
+    for r in causes.iter_rows(named=True):
+        ranked.setdefault(r["state"], {}).setdefault(r["year"], []).append(row(str(r["rank"]), cause_cells(r)))
+    return {slug(name): State(name, {year: StateYear(rows, row("", cause_cells(whole[name, year])))
+                                     for year, rows in years.items()})
+            for name, years in ranked.items()}
 
 
 def cause_cells(r: dict) -> list[str]:
@@ -113,9 +116,4 @@ def catalog() -> Catalog:
     for name in order:
         rows = table.filter(pl.col("cause") == name)
         causes[slug(name)] = Cause(name, rows["cause_113_name"][0], cause_years(rows), national_rows(rows))
-    states = {}
-    for (name,), rows in table.filter(~pl.col("is_national_total")).sort("state").group_by(
-            "state", maintain_order=True):
-        years = {year: state_year(of_year) for (year,), of_year in rows.sort("year").group_by("year", maintain_order=True)}
-        states[slug(name)] = State(name, years)
-    return Catalog(years=tuple(sorted(table["year"].unique().to_list())), causes=causes, states=states)
+    return Catalog(years=tuple(sorted(table["year"].unique().to_list())), causes=causes, states=state_pages(table))
