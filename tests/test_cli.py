@@ -4,7 +4,6 @@ Most tests call it in this process (the `cli` fixture: no interpreter start and 
 call); `bench(...)` starts a process where the process is what is tested: what loads before the
 flags are checked, the entry point, a port held by another process, the help's width."""
 import json
-import os
 import re
 import shlex
 import shutil
@@ -24,9 +23,7 @@ from tests.support import forked_bench
 
 
 def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    environment.update(env or {})
-    return forked_bench.run(args, env=environment, timeout=300)
+    return forked_bench.run(args, env=forked_bench.keyless_env(**(env or {})), timeout=300)
 
 
 def assert_user_error(result: subprocess.CompletedProcess | tuple[int, str, str], *needles: str) -> None:

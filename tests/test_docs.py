@@ -12,7 +12,6 @@ then answers every question "42". `make X` is run by CI: the target exists and `
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from armbench.paths import ROOT
 from armbench.players.probe import PROBE_TOOL, probe_word
 from tests.conftest import own_replica_settings
 from tests.support.doc_commands import Command, page_commands
+from tests.support.forked_bench import keyless_env
 from tests.support.loopback import REPLY, openai_endpoint
 
 pytestmark = pytest.mark.docs
@@ -111,8 +111,7 @@ def test_the_commands_a_page_shows_run_as_written(page, tmp_path, monkeypatch, c
             if runs_in_process(command):
                 code, out, err = cli(*command.words[1:], env=providers)
             else:
-                env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-                done = subprocess.run(["bash", "-c", command.text], cwd=folder, env={**env, **providers},
+                done = subprocess.run(["bash", "-c", command.text], cwd=folder, env=keyless_env(**providers),
                                       capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
                 code, out, err = done.returncode, done.stdout, done.stderr
             assert code == command.exit_code, f"{page.name}: `{command.text}` exited {code}:\n{out}\n{err}"

@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from tests.engine.test_resume import keyless_env
 from tests.support import forked_bench
 
 SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.5", "--arm", "all",
@@ -19,7 +18,7 @@ SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.5", "--arm", "all",
 @pytest.mark.parametrize(("how", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_to_the_process_group_ends_the_run_set_in_one_line(tmp_path, how, code, said):
     out = tmp_path / "set"
-    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=forked_bench.keyless_env(), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, start_new_session=True)
     runs, deadline = out / "runs.jsonl", time.monotonic() + 240
     while not (runs.exists() and runs.read_text().count("\n") >= 2):  # browsing runs in flight by now

@@ -67,9 +67,8 @@ def project_status() -> str:
 def test_a_domain_from_one_folder_runs_the_oracle_in_both_arms(tmp_path, replica_env):
     before = project_status()
     shutil.copytree(FIXTURES / "planets_domain", tmp_path / "domains")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(PYTHONPATH=str(tmp_path / "domains"), ARMBENCH_DOMAINS="planets",
-               ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
+    env = forked_bench.keyless_env(PYTHONPATH=str(tmp_path / "domains"), ARMBENCH_DOMAINS="planets",
+                                   ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
 
     def bench(*args: str) -> subprocess.CompletedProcess:
         result = forked_bench.run(args, env=env, timeout=300)

@@ -7,7 +7,6 @@ import time
 import pytest
 
 from armbench.replicas.supervisor import pid_path
-from tests.engine.test_resume import keyless_env
 from tests.support import forked_bench
 
 # The browsing arm's stored solutions are mostly python calls that read the replica for a second or
@@ -19,7 +18,7 @@ BROWSING_SET = ["run", "--model", "scripted/oracle", "--arm", "browsing",
 @pytest.mark.slow
 def test_a_killed_replica_server_fails_the_set_and_one_resume_completes_it(tmp_path, replica_env):
     out = tmp_path / "set"
-    process = forked_bench.start([*BROWSING_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+    process = forked_bench.start([*BROWSING_SET, "--out", str(out)], env=forked_bench.keyless_env(), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
     runs = out / "runs.jsonl"
     deadline = time.monotonic() + 240
@@ -35,7 +34,7 @@ def test_a_killed_replica_server_fails_the_set_and_one_resume_completes_it(tmp_p
     broken = [record for record in first if record.get("retryable")]
     assert broken and all(r["correct"] is None and f"(pid {server}) died" in r["error"] for r in broken)
 
-    resumed = forked_bench.run([*BROWSING_SET, "--resume", str(out)], env=keyless_env(), timeout=300)
+    resumed = forked_bench.run([*BROWSING_SET, "--resume", str(out)], env=forked_bench.keyless_env(), timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(broken)} run(s) the harness broke or the provider refused will be run again" in resumed.stderr
     records = [json.loads(line) for line in runs.read_text().splitlines()]

@@ -190,7 +190,7 @@ SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.3",
 def stop_mid_set(out, how: signal.Signals) -> tuple[forked_bench.BenchProcess, list[int]]:
     """Start the slow set on replicas of its own, send `how` once 3 runs are recorded; the stopped
     process and the pids of the replica servers it had started."""
-    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+    process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=forked_bench.keyless_env(), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
     runs = out / "runs.jsonl"
     deadline = time.monotonic() + 240
@@ -203,10 +203,6 @@ def stop_mid_set(out, how: signal.Signals) -> tuple[forked_bench.BenchProcess, l
     process.send_signal(how)
     process.wait(timeout=60)
     return process, servers
-
-
-def keyless_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
 
 
 def replica_servers_of(parent: int) -> list[int]:
@@ -266,7 +262,7 @@ def test_kill_9_mid_set_then_two_resumes_at_once_one_writes_and_redoes_nothing(t
     before = runs.read_text().splitlines()
     assert 3 <= len(before) < 10, "the set finished before it could be killed"
 
-    resumes = [forked_bench.start([*SLOW_SET, "--resume", str(out)], env=keyless_env(), stdout=subprocess.DEVNULL,
+    resumes = [forked_bench.start([*SLOW_SET, "--resume", str(out)], env=forked_bench.keyless_env(), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE) for _ in range(2)]
     refused, writer = first_to_end(resumes, 120)
     message = refused.stderr.read()

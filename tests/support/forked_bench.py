@@ -87,6 +87,12 @@ class _Captured:
         return self.file.read().decode(errors="replace")
 
 
+def keyless_env(**settings: str) -> dict[str, str]:
+    """This process's environment without any provider's API key (a test's `bench` must never reach
+    a provider), with `settings` on top."""
+    return {**{key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}, **settings}
+
+
 def start(args: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
           stdout: int | None = None, stderr: int | None = None, start_new_session: bool = False) -> BenchProcess:
     """`bench ARGS` forked from the server: `stdout`/`stderr` None (this process's), DEVNULL or PIPE."""

@@ -3,7 +3,6 @@ line naming the file (and the row or field)."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -190,9 +189,7 @@ def test_locate_finds_table_domains_only(folder, tmp_path):
 
 
 def bench(domains: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(ARMBENCH_DOMAINS_DIR=str(domains))
-    return forked_bench.run(args, env=env, timeout=120)
+    return forked_bench.run(args, env=forked_bench.keyless_env(ARMBENCH_DOMAINS_DIR=str(domains)), timeout=120)
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -316,8 +315,8 @@ def test_a_failure_while_writing_leaves_nothing(roots, tmp_path, monkeypatch):
 # ---- the command ------------------------------------------------------------------------------
 
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
+    env = forked_bench.keyless_env(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"),
+                                   ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
     return forked_bench.run(args, env=env, timeout=120, cwd=tmp_path)
 
 

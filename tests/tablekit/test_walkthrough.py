@@ -40,8 +40,8 @@ def page_question(section: str) -> dict:
 
 @pytest.mark.slow
 def test_the_docs_walkthrough(tmp_path, replica_env):
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"), ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
+    env = forked_bench.keyless_env(ARMBENCH_DOMAINS_DIR=str(tmp_path / "domains"),
+                                   ARMBENCH_QUESTIONS_DIR=str(tmp_path / "questions"))
     (tmp_path / "domains").mkdir()
 
     def bench(*args: str) -> subprocess.CompletedProcess:
