@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from armbench.tools.playwright_driver import COMPILE_CACHE_ENV, start_playwright
+from armbench.tools.playwright_driver import COMPILE_CACHE_ENV, compile_cache_dir, start_playwright
 
 
 @pytest.fixture
@@ -31,3 +31,10 @@ async def test_a_compile_cache_the_user_set_is_kept(no_compile_cache_set, monkey
     await playwright.stop()
     assert any(path.is_file() for path in (tmp_path / "mine").rglob("*"))
     assert not no_compile_cache_set.exists()
+
+
+def test_without_a_home_folder_there_is_no_cache(monkeypatch):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr("pwd.getpwuid", lambda uid: (_ for _ in ()).throw(KeyError(uid)))
+    assert compile_cache_dir() is None
