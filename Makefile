@@ -116,8 +116,9 @@ lint: setup
 # taken default base moves), and beside them the Ray tests, whose cluster mostly waits; their
 # output follows the suite's. Whole modules go to the workers in conftest's order (the modules with
 # most `slow` tests first): each module's fixtures start once, and no long test is met last.
-# 3 workers: on this 2-core machine, quiet, 5m48s, against 6m03s with 2 and 6m07s with 4 (each
-# worker collects the whole suite and starts its own warm replicas and Chromium).
+# 3 workers: the fastest on this 2-core machine, quiet (2 and 4 each took 15-20 s longer): one more
+# keeps both cores busy while a worker waits, and each worker collects the whole suite and starts
+# its own warm replicas and Chromium.
 TEST_WORKERS ?= 3
 RAY_TEST_LOG := .pytest_cache/ray-tests.log
 # The Ray tests' process collects only the modules that mark tests `ray` (not all 2,400 tests).

@@ -20,7 +20,7 @@ FUZZ = settings(
 
 def examples(full: int) -> int:
     """How many examples a fuzz test draws: `full` in CI and wherever ARMBENCH_FUZZ is not "quick";
-    a quarter of them in `make test` on a developer's machine (the Makefile's FUZZ setting)."""
+    a quarter of them in `make test` and `make test-fast` on a developer's machine (the Makefile's FUZZ setting)."""
     return max(1, full // 4) if os.environ.get("ARMBENCH_FUZZ") == "quick" else full
 
 
