@@ -2,7 +2,8 @@
 
 `ReplicaServer(replicas).start()` listens on every replica's port and socket in this process
 (`serve.listen`: taking them is the lock), then starts one server process on those sockets
-(`python -m armbench.replicas.serve`). Holding the listening sockets here means:
+(`python -m armbench.replicas.serve`, forked from this process's fork server, `SERVERS`, which has
+imported the web stack once). Holding the listening sockets here means:
 - no other process takes or shares the replicas while this one lives, and the kernel frees them
   when it dies, kill -9 included: no stale lock, no race between two processes starting at once;
 - a server that died is restarted on the same sockets (`restart`); requests sent meanwhile wait
@@ -31,7 +32,6 @@ import contextlib
 import math
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from armbench.errors import UserError
+from armbench.forkserver import ForkedProcess, ForkServer
 from armbench.paths import ROOT
 from armbench.replicas.serve import (
     PORT_BASE_ENV,
@@ -65,6 +66,11 @@ STOP_WAIT_S = 5.0
 # The server is the website the agents read: on the real web its speed does not depend on this
 # machine's load, so it runs ahead of the runs' sandboxes and browser (set before its threads start).
 SERVER_NICENESS = -5
+# Every server starts from one fork server per process, which imports these once (about 0.6 s of
+# each start's 0.9 s of CPU): a restart, the next run set's server, a test's, start from there.
+SERVERS = ForkServer("armbench.replicas.serve", preload=[
+    "fastapi", "fastapi.templating", "pydantic.v1", "polars", "jinja2", "uvloop", "httptools", "uvicorn",
+    "uvicorn.config", "uvicorn.main", "uvicorn.protocols.http.httptools_impl", "uvicorn.lifespan.on"])
 
 
 def start_timeout(replicas: int) -> float:
@@ -93,7 +99,7 @@ class ReplicaServer:
         self.replicas = list({replica.name: replica for replica in replicas}.values())
         self.listeners: list[list[Any]] = []
         self.listening: list[ReplicaEndpoint] = []  # the endpoints of `listeners`
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: ForkedProcess | None = None
         self.pipe_writer: int | None = None
         self.restarts = 0
         self.pid_file: Path | None = None
@@ -196,14 +202,14 @@ class ReplicaServer:
         # so the server sees end-of-file exactly when this process dies or stops it.
         watched, self.pipe_writer = os.pipe()
         descriptors = [[sock.fileno() for sock in sockets] for sockets in self.listeners]
-        command = [sys.executable, "-m", "armbench.replicas.serve", "--parent-pipe", str(watched)]
+        arguments = ["--parent-pipe", str(watched)]
         for replica, fds in zip(self.replicas, descriptors):
-            command += ["--replica", replica.argument(), "--sockets", ",".join(map(str, fds))]
+            arguments += ["--replica", replica.argument(), "--sockets", ",".join(map(str, fds))]
         try:
             with self.log_path.open("ab") as log:
-                self.process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=subprocess.STDOUT, start_new_session=True,
-                                                pass_fds=(watched, *(fd for fds in descriptors for fd in fds)))
+                self.process = SERVERS.start(arguments, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                             stderr=subprocess.STDOUT, start_new_session=True,
+                                             pass_fds=(watched, *(fd for fds in descriptors for fd in fds)))
         finally:
             os.close(watched)
         with contextlib.suppress(OSError):  # only root may raise a priority: elsewhere it serves at the usual one

@@ -14,6 +14,7 @@ from armbench.engine.manifest import check_environment, resume_differences
 from armbench.engine.plan import plan
 from armbench.engine.store import RunSetStore
 from armbench.errors import UserError
+from armbench.forkserver import ForkedProcess
 from armbench.questions import load_set_file, set_path
 from armbench.types import Manifest, RunConfig
 from tests.support import forked_bench
@@ -187,7 +188,7 @@ SLOW_SET = ["run", "--model", "scripted/oracle+latency=0.3",
             "--quiet"]
 
 
-def stop_mid_set(out, how: signal.Signals) -> tuple[forked_bench.BenchProcess, list[int]]:
+def stop_mid_set(out, how: signal.Signals) -> tuple[ForkedProcess, list[int]]:
     """Start the slow set on replicas of its own, send `how` once 3 runs are recorded; the stopped
     process and the pids of the replica servers it had started."""
     process = forked_bench.start([*SLOW_SET, "--out", str(out)], env=forked_bench.keyless_env(), stdout=subprocess.DEVNULL,
@@ -205,17 +206,25 @@ def stop_mid_set(out, how: signal.Signals) -> tuple[forked_bench.BenchProcess, l
     return process, servers
 
 
-def replica_servers_of(parent: int) -> list[int]:
-    found = []
+def replica_servers_of(ancestor: int) -> list[int]:
+    """The replica servers `ancestor` started, and the fork server they were forked from."""
+    parents, commands = {}, {}
     for entry in os.scandir("/proc"):
         try:
             status = open(f"/proc/{entry.name}/status").read()
-            command = open(f"/proc/{entry.name}/cmdline", "rb").read()
-        except OSError:
+            commands[int(entry.name)] = open(f"/proc/{entry.name}/cmdline", "rb").read()
+        except (OSError, ValueError):
             continue
-        if f"\nPPid:\t{parent}\n" in status and b"armbench.replicas.serve" in command:
-            found.append(int(entry.name))
-    return found
+        parents[int(entry.name)] = int(status.partition("\nPPid:\t")[2].split()[0])
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == ancestor:
+                return True
+        return False
+
+    return [pid for pid, command in commands.items() if b"armbench.replicas.serve" in command and descends(pid)]
 
 
 def gone_within(pids: list[int], seconds: float) -> bool:
