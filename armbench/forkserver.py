@@ -179,9 +179,11 @@ class _Captured:
 def serve(control: socket.socket, preload: list[str]) -> dict:
     """Preload, then fork a child per request and report its exit status when it ends. Returns
     only in a forked child, with the request it is to carry out."""
+    gc.disable()  # imports make no garbage: collections meanwhile would only walk what they made
     for module in preload:
         with contextlib.suppress(ImportError):
             __import__(module)
+    gc.enable()
     gc.freeze()  # the preloaded objects: never collected, so a child's collections do not touch (and copy) them
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)

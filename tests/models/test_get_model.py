@@ -122,3 +122,11 @@ def test_get_model_configures_litellm_once():
     providers = [entry["provider"] for entry in litellm.custom_provider_map]
     assert sorted(providers) == ["local", "scripted"]
     assert litellm.drop_params and os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # the bundled cost map
+
+
+def test_configuring_litellm_leaves_the_garbage_collector_as_it_found_it():
+    """LiteLLM is imported with collections paused (they would only walk what the import made)."""
+    code = ("import gc; from armbench.models.litellm_setup import configure_litellm; {}; configure_litellm(); "
+            "assert gc.isenabled() is {}")
+    for before, after in (("pass", True), ("gc.disable()", False)):
+        subprocess.run([sys.executable, "-c", code.format(before, after)], check=True)
