@@ -79,7 +79,8 @@ class ForkServer:
             elif hasattr(choice, "fileno"):
                 streams.append(choice.fileno())
             else:
-                raise ValueError(f"{name}={choice!r}: give None, DEVNULL, PIPE, STDOUT (stderr), a descriptor or a file")
+                raise ValueError(f"{name}={choice!r}: give None, DEVNULL, PIPE (not stdin), STDOUT (stderr), "
+                                 "a descriptor or a file")
         request = {"args": list(map(str, args)),
                    "env": dict(os.environ if env is None else env), "cwd": str(cwd or os.getcwd()),
                    "new_session": start_new_session, "targets": [0, 1, 2, *pass_fds]}
@@ -110,8 +111,8 @@ class ForkServer:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # Its own session: a signal to this process's group (a Ctrl-C) never reaches it. It runs
         # where armbench is installed, so no module in this process's folder is preloaded instead.
-        self.process = subprocess.Popen([sys.executable, "-m", __name__, self.module, str(theirs.fileno()), *self.preload],
-                                        cwd=PACKAGE_PARENT, env={**os.environ, **self.server_env},
+        command = [sys.executable, "-m", __name__, self.module, str(theirs.fileno()), *self.preload]
+        self.process = subprocess.Popen(command, cwd=PACKAGE_PARENT, env={**os.environ, **self.server_env},
                                         stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()], start_new_session=True)
         theirs.close()
         if mine.recv(64) != b"ready":
