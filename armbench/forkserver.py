@@ -89,17 +89,17 @@ class ForkServer:
             with self.lock:
                 socket.send_fds(self._control(), [json.dumps(request).encode()],
                                 [theirs.fileno(), *streams, *pass_fds])
-            theirs.close()
-            reply = mine.recv(64)
-            if not reply:
-                raise RuntimeError(f"the fork server for {self.module} could not start it")
         except BaseException:
             mine.close()
             raise
         finally:
-            theirs.close()
+            theirs.close()  # the server holds its copy: a server that dies ends `mine` at once
             for fd in opened:
                 os.close(fd)
+        reply = mine.recv(64)
+        if not reply:
+            mine.close()
+            raise RuntimeError(f"the fork server for {self.module} could not start it")
         return ForkedProcess(["python", "-m", self.module, *request["args"]], int(reply), mine, captured)
 
     def _control(self) -> socket.socket:

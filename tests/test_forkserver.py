@@ -6,11 +6,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 from armbench import forkserver
 from armbench.forkserver import ForkServer
 from tests.support import forked_bench
+from tests.support.processes import gone_within
 
 FRESH = [sys.executable, "-m", "armbench.cli"]
 
@@ -80,18 +80,7 @@ def test_the_fork_server_leaves_with_the_process_that_started_it(tmp_path):
         os.kill(os.getpid(), signal.SIGKILL)
         """)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert owner.returncode == -signal.SIGKILL, owner.stderr
-    server = int(owner.stdout)
-    deadline = time.monotonic() + 10
-    while runs(server):
-        assert time.monotonic() < deadline, "the fork server outlived its owner"
-        time.sleep(0.05)
-
-
-def runs(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in open(f"/proc/{pid}/status").read()
-    except FileNotFoundError:
-        return False
+    assert gone_within([int(owner.stdout)], 10), "the fork server outlived its owner"
 
 
 def test_a_descriptor_goes_to_its_number_even_where_the_child_held_another():

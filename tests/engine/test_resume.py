@@ -19,7 +19,7 @@ from armbench.questions import load_set_file, set_path
 from armbench.types import Manifest, RunConfig
 from tests.support import forked_bench
 from tests.support.models import run_set
-from tests.support.processes import first_to_end
+from tests.support.processes import first_to_end, gone_within
 
 SLOW_ORACLE = "scripted/oracle+latency=0.05"
 
@@ -225,22 +225,6 @@ def replica_servers_of(ancestor: int) -> list[int]:
         return False
 
     return [pid for pid, command in commands.items() if b"armbench.replicas.serve" in command and descends(pid)]
-
-
-def gone_within(pids: list[int], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while any(open_status(pid) and "\nState:\tZ" not in open_status(pid) for pid in pids):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def open_status(pid: int) -> str:
-    try:
-        return open(f"/proc/{pid}/status").read()
-    except OSError:
-        return ""
 
 
 @pytest.mark.slow
