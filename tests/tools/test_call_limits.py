@@ -87,12 +87,13 @@ async def test_a_starved_call_is_a_retryable_infra_error_not_the_agents_timeout(
 @pytest.mark.slow
 @needs_cpu_cgroup
 async def test_a_starved_call_that_burns_cpu_as_fast_as_it_can_is_stopped_at_its_cpu_limit():
-    """Given 3% of a CPU, an endless loop reaches the backstop (after 24 s, short of 1 s of CPU), yet
+    """Given 1% of a CPU, an endless loop reaches the backstop (after 24 s, short of 1 s of CPU), yet
     it spent CPU at more than 1 s per 8 s of its own time, so on an idle machine it would have hit its
     1 s CPU limit first: the agent's `cpu_limit`, as at --concurrency 1, not the harness's starvation.
     (Idle, the clock counts about 65% of such a loop's own time as spent on a CPU; in a loaded `make
-    test`, 23% once: the limit's 12.5% leaves room for that.)"""
-    result = await run_python("while True:\n    pass", SandboxConfig(cpus=0.03, wall_timeout_s=8, cpu_s=1))
+    test`, 23% once: the limit's 12.5% leaves room for that.) Not 3%: the kernel notices a spent quota
+    at its next tick, so a loop given 3% once ran at 4.3% and spent its 1 s at 23 s, before the backstop."""
+    result = await run_python("while True:\n    pass", SandboxConfig(cpus=0.01, wall_timeout_s=8, cpu_s=1))
     assert result.killed_reason == "cpu_limit", result
     assert result.duration_s >= 8 * sandbox.BACKSTOP_FACTOR  # the backstop stopped it (load only adds time)
 
