@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
 
 from armbench.errors import UserError
-from armbench.tools.browser import find_chromium, launch
+from armbench.tools.chromium_host import ChromiumHost
 from armbench.types import RunRecord
 
 VIEWPORT = {"width": 1400, "height": 900}
@@ -50,18 +50,17 @@ async def take_screenshots(directory: Path, records: list[RunRecord]) -> list[Pa
         raise UserError(f"no HTML report with runs in {directory} to take screenshots of")
     question_id = showcase(records)
     out = directory / "screenshots"
-    async with async_playwright() as playwright:
-        browser = await launch(playwright, find_chromium(bundled=playwright.chromium.executable_path))
-        try:
-            out.mkdir(exist_ok=True)
-            page = await browser.new_page(viewport=VIEWPORT)
-            await page.goto(report.as_uri())
-            taken = [await shoot(page, out / "report.png")]
-            await page.fill("#runs-filter input[name=text]", question_id)
-            await page.locator("#runs").screenshot(path=out / "runs.png")
-            taken.append(out / "runs.png")
-            await page.goto((directory / "questions" / f"{question_id}.html").as_uri())
-            taken.append(await shoot(page, out / "question.png"))
-        finally:
-            await browser.close()
+    host = await ChromiumHost.launch()
+    try:
+        out.mkdir(exist_ok=True)
+        page = await host.browser.new_page(viewport=VIEWPORT)
+        await page.goto(report.as_uri())
+        taken = [await shoot(page, out / "report.png")]
+        await page.fill("#runs-filter input[name=text]", question_id)
+        await page.locator("#runs").screenshot(path=out / "runs.png")
+        taken.append(out / "runs.png")
+        await page.goto((directory / "questions" / f"{question_id}.html").as_uri())
+        taken.append(await shoot(page, out / "question.png"))
+    finally:
+        await host.stop()
     return taken

@@ -18,46 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
-import shutil
 import socket
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import Browser as PlaywrightBrowser
-from playwright.async_api import BrowserContext, Locator, Page, Playwright, Request, Route
+from playwright.async_api import BrowserContext, Locator, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from armbench.errors import UserError, first_line
+from armbench.errors import first_line
 from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
-from armbench.tools.playwright_driver import start_playwright
-from armbench.tools.warm_chromium import WARM_CHROMIUM
+from armbench.tools.chromium_host import KEPT_CHROMIUM, LAUNCH_ARGS, ChromiumHost
 
-CHROMIUM_ENV = "ARMBENCH_CHROMIUM"
-# /usr/bin/chromium on Debian is a wrapper script; Playwright needs the real binary first.
-CHROMIUM_CANDIDATES = [
-    "/usr/lib/chromium/chromium",
-    "/usr/bin/chromium",
-    "chromium-browser",
-    "google-chrome",
-]
-LAUNCH_ARGS = [
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-INSTALL_HINT = (
-    "install one with `apt-get install chromium` (or `playwright install chromium` where downloads "
-    f"are allowed), or set {CHROMIUM_ENV} to a Chromium binary"
-)
 DEFAULT_STEP_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 5.0
 # A browser that cannot open a context or a tab in this long is wedged (a stopped Chromium never
@@ -74,22 +52,6 @@ NET_ERROR_MEANING = {
 }
 # The dead proxy refuses it: a redirect (or anything unrouted) toward a blocked origin.
 BLOCKED_NET_ERROR = "ERR_PROXY_CONNECTION_FAILED"
-
-
-def find_chromium(bundled: str | None = None) -> str:
-    """ARMBENCH_CHROMIUM, else a system Chromium, else Playwright's own (`bundled`), if present."""
-    configured = os.environ.get(CHROMIUM_ENV)
-    if configured:
-        if os.access(configured, os.X_OK) and os.path.isfile(configured):
-            return configured
-        raise UserError(f"{CHROMIUM_ENV}={configured!r} is not an executable file; {INSTALL_HINT}")
-    for candidate in CHROMIUM_CANDIDATES:
-        found = shutil.which(candidate)
-        if found:
-            return found
-    if bundled and os.access(bundled, os.X_OK):
-        return bundled
-    raise UserError(f"the browsing arm needs Chromium and none was found; {INSTALL_HINT}")
 
 
 def origin_of(url: str) -> str | None:
@@ -112,39 +74,35 @@ class PageView:
 
 
 class Browser:
-    """One Chromium per worker process: `async with Browser() as browser:`. With `warm`, the one
-    this process keeps between run sets (warm_chromium.py), launched by the first."""
+    """Chromium for one run set: `async with Browser() as browser:`, launched on this loop and
+    stopped with it; with `warm`, the one this process keeps between run sets (chromium_host.py),
+    asked for at each run's session, so a run set outlives a kept Chromium that died."""
 
     def __init__(self, warm: bool = False) -> None:
         self.warm = warm
-        self._playwright: Playwright | None = None
-        self._browser: PlaywrightBrowser | None = None
+        self._own: ChromiumHost | None = None  # launched for this run set (not warm)
+        self._sessions: weakref.WeakSet[BrowserSession] = weakref.WeakSet()  # closed with this Browser
         self._dead_port: socket.socket | None = None
 
     async def start(self) -> Browser:
         """Raises UserError when no Chromium is found or it does not start."""
-        playwright = await start_playwright()
-        try:
-            path = find_chromium(bundled=playwright.chromium.executable_path)
-            self._browser = await launch(playwright, path, self.warm)
-        except BaseException:
-            await playwright.stop()
-            raise
-        self._playwright = playwright
+        if self.warm:
+            await asyncio.to_thread(KEPT_CHROMIUM.get, LAUNCH_ARGS)  # launched now, not in a run's time
+        else:
+            self._own = await ChromiumHost.launch(LAUNCH_ARGS)
         # Bound but never listening: a connection to it is refused at once.
         self._dead_port = socket.socket()
         self._dead_port.bind(("127.0.0.1", 0))
         return self
 
     async def close(self) -> None:
-        if self._browser is not None:
-            with contextlib.suppress(PlaywrightError):
-                await self._browser.close()
-        if self._playwright is not None:
-            await self._playwright.stop()
+        """Closes the sessions its runs left open, and its own Chromium."""
+        await asyncio.gather(*(session.close() for session in list(self._sessions)))
+        if self._own is not None:
+            await self._own.stop()
         if self._dead_port is not None:
             self._dead_port.close()
-        self._browser = self._playwright = self._dead_port = None
+        self._own = self._dead_port = None
 
     async def __aenter__(self) -> Browser:
         return await self.start()
@@ -158,7 +116,7 @@ class Browser:
     ) -> BrowserSession:
         """A fresh context (no cookies, cache or history from other runs) for one run, whose
         requests carry `headers` (the run's web profile, armbench/web_profile.py)."""
-        if self._browser is None or self._dead_port is None:
+        if self._dead_port is None:
             raise RuntimeError("Browser.start() first")
         allowed = []
         for url in allowed_origins:
@@ -166,7 +124,8 @@ class Browser:
             if origin is None:
                 raise ValueError(f"not an http(s) origin: {url!r}")
             allowed.append(origin)
-        context = await opening("a browser context", self._browser.new_context(
+        host = self._own or await asyncio.to_thread(KEPT_CHROMIUM.get, LAUNCH_ARGS)
+        context = await host.run(opening("a browser context", host.browser.new_context(
             service_workers="block",  # a service worker's requests would bypass routing
             accept_downloads=False,
             extra_http_headers=headers or None,
@@ -174,8 +133,9 @@ class Browser:
                 "server": f"http://127.0.0.1:{self._dead_port.getsockname()[1]}",
                 "bypass": ",".join(origin.split("://")[1] for origin in allowed),
             },
-        ))
-        session = BrowserSession(context, allowed, step_timeout_s)
+        )))
+        session = BrowserSession(host, context, allowed, step_timeout_s)
+        self._sessions.add(session)
         try:
             await session.open()
         except BaseException:
@@ -197,7 +157,9 @@ class BrowserSession:
     raises ToolError("timeout"), and returns the page as it is afterwards. Await steps one at a
     time (the agent loop runs tool calls in order)."""
 
-    def __init__(self, context: BrowserContext, allowed_origins: list[str], step_timeout_s: float):
+    def __init__(self, host: ChromiumHost, context: BrowserContext, allowed_origins: list[str],
+                 step_timeout_s: float):
+        self.host = host  # each step runs on its loop
         self.allowed_origins = allowed_origins
         self.step_timeout_s = step_timeout_s
         self._context = context
@@ -205,14 +167,25 @@ class BrowserSession:
         self._blocked: list[str] = []  # main-frame navigations refused during this step
         self._failed: list[tuple[str, str]] = []  # (url, net error) of failed main-frame loads
         self._crashed = False  # the renderer died (out of memory, say); only a new tab helps
+        self._closed = False
 
     async def open(self) -> None:
+        await self.host.run(self._open())
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(ToolInfraError):  # its Chromium was stopped, and the context with it
+            await self.host.run(self._close())
+
+    async def _open(self) -> None:
         self._context.set_default_timeout(self.step_timeout_s * 1000)
         self._context.set_default_navigation_timeout(self.step_timeout_s * 1000)
         await self._context.route("**/*", self._route)
         await self._new_tab()
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         with contextlib.suppress(PlaywrightError, TimeoutError):
             await asyncio.wait_for(self._context.close(), CLOSE_TIMEOUT_S)
 
@@ -273,7 +246,7 @@ class BrowserSession:
 
     async def _step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:
         async with admitted():
-            return await self._admitted_step(what, action)
+            return await self.host.run(self._admitted_step(what, action))
 
     async def _admitted_step(self, what: str, action: Callable[[], Awaitable[object]] | None) -> PageView:
         self._blocked.clear()
@@ -414,17 +387,6 @@ class BrowserSession:
                 await route.fulfill(status=204)
             else:
                 await route.abort("blockedbyclient")
-
-
-async def launch(playwright: Playwright, path: str, warm: bool = False) -> PlaywrightBrowser:
-    """Chromium at `path`, or with `warm` a connection to the one this process keeps."""
-    try:
-        if warm:
-            address = await asyncio.to_thread(WARM_CHROMIUM.endpoint, path, LAUNCH_ARGS)
-            return await playwright.chromium.connect_over_cdp(address)
-        return await playwright.chromium.launch(executable_path=path, chromium_sandbox=False, args=LAUNCH_ARGS)
-    except (PlaywrightError, TimeoutError) as error:
-        raise UserError(f"Chromium at {path} did not start: {first_line(error)}") from None
 
 
 async def option_value(select: Locator, ref: str, wanted: str) -> str:

@@ -1,7 +1,7 @@
 """Playwright started with Node's compile cache.
 
 Each event loop that uses Playwright starts its driver, a Node.js process that compiles Playwright's
-JavaScript as it loads it: about 0.4 s of CPU, once per run set (and once per warm Chromium). Given
+JavaScript as it loads it: about 0.4 s of CPU, once per Chromium (chromium_host.py). Given
 `NODE_COMPILE_CACHE`, Node (22 and later) keeps the compiled code in that folder and reuses it,
 which takes about a fifth off each later start. The cache holds compiled code checked against its
 sources, so nothing a run sees depends on it; where the folder cannot be written Node does without.

@@ -5,7 +5,7 @@ from playwright.async_api import async_playwright
 
 from armbench.analysis.publish import write_report
 from armbench.questions import load_set_file, set_path
-from armbench.tools.browser import INSTALL_HINT, LAUNCH_ARGS
+from armbench.tools.chromium_host import INSTALL_HINT, LAUNCH_ARGS
 from tests.analysis.transcripts import PARALLEL_RUN, parallel_transcript, rewrite_transcript
 from tests.support.run_sets import build_two_arm_run_set
 

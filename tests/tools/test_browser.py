@@ -20,10 +20,12 @@ import pytest_asyncio
 
 from armbench.errors import UserError
 from armbench.tools import browser as browser_module
+from armbench.tools import chromium_host
 from armbench.tools.admission import TURNS_DIR_ENV, admitted, usable_cores
 from armbench.tools.base import ToolInfraError
-from armbench.tools.browser import Browser, PageView, find_chromium
+from armbench.tools.browser import Browser, PageView
 from armbench.tools.browser_tools import MAX_SNAPSHOT_CHARS, browser_tools, observation
+from armbench.tools.chromium_host import find_chromium
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -427,7 +429,7 @@ async def test_tools_have_the_playwright_mcp_names_and_strict_schemas():
 
 
 async def test_no_chromium_is_a_user_error_saying_how_to_install(monkeypatch):
-    monkeypatch.setattr(browser_module, "CHROMIUM_CANDIDATES", ["/nonexistent/chromium"])
+    monkeypatch.setattr(chromium_host, "CHROMIUM_CANDIDATES", ["/nonexistent/chromium"])
     monkeypatch.delenv("ARMBENCH_CHROMIUM", raising=False)
     with pytest.raises(UserError) as missing:
         find_chromium(bundled="/nonexistent/chrome")
