@@ -121,8 +121,10 @@ lint: setup
 # its own warm replicas and Chromium.
 TEST_WORKERS ?= 3
 RAY_TEST_LOG := .pytest_cache/ray-tests.log
-# The Ray tests' process collects only the modules that mark tests `ray` (not all 2,400 tests).
+# The Ray tests' process collects only the modules that mark tests `ray` (not all 2,400 tests), and
+# the suite's workers skip the modules all of whose tests are `ray` (importing Ray, 0.7 s each).
 RAY_TEST_FILES = $(shell grep -rl --include='test_*.py' 'pytest.mark.ray' tests)
+RAY_ONLY_FILES = $(shell grep -rl --include='test_*.py' '^pytestmark = pytest.mark.ray' tests)
 # The fuzz tests (tests/fuzz/hostile.py) draw all their examples in CI and a quarter of them
 # elsewhere (make test, make test-fast): `make test FUZZ=full` draws them all.
 FUZZ ?= $(if $(CI),full,quick)
@@ -131,7 +133,7 @@ test: setup
 	@mkdir -p .pytest_cache
 	@$(BIN)/python -m pytest -m ray $(RAY_TEST_FILES) > $(RAY_TEST_LOG) 2>&1 & ray=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
-		-m "not local and not ray and not crawl and not docs"; suite=$$?; \
+		-m "not local and not ray and not crawl and not docs" $(addprefix --ignore=,$(RAY_ONLY_FILES)); suite=$$?; \
 	wait $$ray; ray=$$?; echo "the Ray tests:"; cat $(RAY_TEST_LOG); [ $$suite -eq 0 ] && [ $$ray -eq 0 ]
 
 # Site-tool parity: every domain's whole replica site read with its site reader holds the rows and
@@ -153,7 +155,8 @@ docs: setup
 # kills), `ray`, `crawl` or `docs`; `make test` runs all but the crawls and the docs' commands, which
 # `make parity` and `make docs` run.
 test-fast: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow and not crawl and not docs"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not local and not ray and not slow and not crawl and not docs" \
+		$(addprefix --ignore=,$(RAY_ONLY_FILES))
 
 # The tests marked `local` run the real local model; `make test` leaves them out (it has no model).
 test-local: setup local-model
