@@ -1,4 +1,5 @@
-"""The Playwright session behind the browser tools: one Chromium per worker, one context per run.
+"""The Playwright session behind the browser tools: one Chromium per run set (or one per process,
+kept between run sets, chromium_host.py), one context per run.
 
 Safety and liveness, each learnt the hard way against Chromium 1.65:
 - Only the run's allowed origins are reachable. `context.route` refuses everything else before
@@ -30,7 +31,7 @@ from playwright.async_api import BrowserContext, Locator, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from armbench.errors import first_line
+from armbench.errors import UserError, first_line
 from armbench.tools.admission import admitted
 from armbench.tools.base import ToolError, ToolInfraError
 from armbench.tools.call_usage import charge
@@ -124,8 +125,17 @@ class Browser:
             if origin is None:
                 raise ValueError(f"not an http(s) origin: {url!r}")
             allowed.append(origin)
-        host = self._own or await asyncio.to_thread(KEPT_CHROMIUM.get, LAUNCH_ARGS)
-        context = await host.run(opening("a browser context", host.browser.new_context(
+        try:
+            host = self._own or await asyncio.to_thread(KEPT_CHROMIUM.get, LAUNCH_ARGS)
+            return await host.run(self._open_session(host, allowed, step_timeout_s, headers))
+        except (UserError, PlaywrightError) as error:  # a kept Chromium that could not be launched again
+            raise ToolInfraError(f"the browser could not open a page for this run: {first_line(error)}") from None
+
+    async def _open_session(self, host: ChromiumHost, allowed: list[str], step_timeout_s: float,
+                            headers: dict[str, str] | None) -> BrowserSession:
+        """On the host's loop, so that a session its run stopped waiting for is still closed with this Browser."""
+        assert self._dead_port is not None
+        context = await opening("a browser context", host.browser.new_context(
             service_workers="block",  # a service worker's requests would bypass routing
             accept_downloads=False,
             extra_http_headers=headers or None,
@@ -133,7 +143,7 @@ class Browser:
                 "server": f"http://127.0.0.1:{self._dead_port.getsockname()[1]}",
                 "bypass": ",".join(origin.split("://")[1] for origin in allowed),
             },
-        )))
+        ))
         session = BrowserSession(host, context, allowed, step_timeout_s)
         self._sessions.add(session)
         try:
@@ -177,7 +187,7 @@ class BrowserSession:
             return
         self._closed = True
         with contextlib.suppress(ToolInfraError):  # its Chromium was stopped, and the context with it
-            await self.host.run(self._close())
+            await asyncio.shield(self.host.run(self._close()))  # finished even if its run is cancelled
 
     async def _open(self) -> None:
         self._context.set_default_timeout(self.step_timeout_s * 1000)
@@ -275,6 +285,8 @@ class BrowserSession:
                 timeout_s=self.step_timeout_s,
             ) from None
         except PlaywrightError as error:
+            if not await self.host.answers():
+                raise ToolInfraError(f"the browser died while {what}: {first_line(error)}") from None
             if self._crashed:
                 raise await self._crash_error(last_url) from None
             code = NET_ERROR.search(error.message)

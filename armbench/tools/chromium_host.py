@@ -9,7 +9,7 @@ suite, an inspect eval, a Ray actor: ARMBENCH_KEEP_WARM=1) keeps one host on a t
 its own, and each run set's browser steps run there (`await host.run(step)`): the driver and
 Chromium start once per process, not once per run set. Each run still gets a fresh browser context.
 
-A kept Chromium that died (or was killed) is launched again for the next run set.
+A kept Chromium that died (or was killed) is launched again for the next run that opens a session.
 """
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ INSTALL_HINT = (
 )
 START_TIMEOUT_S = 60.0
 ANSWER_TIMEOUT_S = 10.0
+STOPPED = "the browser was stopped while the run used it (its process is ending)"
 T = TypeVar("T")
 
 
@@ -99,23 +100,35 @@ class ChromiumHost:
         return self.browser.is_connected()
 
     async def answers(self) -> bool:
-        """On the host's loop: whether Chromium answers a request (a death reaches `alive` late)."""
+        """On the host's loop: False once Chromium is known to be gone (a death reaches `alive`
+        late); one that is only slow to answer, on a busy machine, is still there."""
         try:
             devtools = await asyncio.wait_for(self.browser.new_browser_cdp_session(), ANSWER_TIMEOUT_S)
             await asyncio.wait_for(devtools.detach(), ANSWER_TIMEOUT_S)
-        except (PlaywrightError, TimeoutError):
+        except PlaywrightError:
             return False
+        except TimeoutError:
+            return True
         return True
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         """`work` run on the host's loop and awaited from this one; cancelling the wait cancels it.
-        It runs in this task's context, so what it charges reaches the caller's meter (call_usage.py)."""
+        It runs in a copy of this task's context, so what it charges reaches the caller's meter
+        (call_usage.py). A host stopped meanwhile is the harness's fault: ToolInfraError."""
         if asyncio.get_running_loop() is self.loop:
             return await work
-        if self.loop.is_closed():
+        try:
+            handed = asyncio.run_coroutine_threadsafe(work, self.loop)
+        except RuntimeError:  # its loop closed
             work.close()
-            raise ToolInfraError("the browser was stopped (its process is ending)")
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self.loop))
+            raise ToolInfraError(STOPPED) from None
+        try:
+            return await asyncio.wrap_future(handed)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the caller's own cancellation
+            raise ToolInfraError(STOPPED) from None  # the host's loop ended with the work unfinished
 
     async def stop(self) -> None:
         """On the host's loop: Chromium closed and the driver stopped (either may have died first)."""
@@ -155,15 +168,25 @@ class KeptChromium:
     def _answers(self, host: ChromiumHost) -> bool:
         if self.thread is None or not self.thread.is_alive():
             return False
-        return asyncio.run_coroutine_threadsafe(host.answers(), host.loop).result()
+        asked = asyncio.run_coroutine_threadsafe(host.answers(), host.loop)
+        try:
+            return asked.result(timeout=2 * ANSWER_TIMEOUT_S + 5)
+        except TimeoutError:  # its loop is stuck: launch another
+            return False
 
     def _start(self, args: list[str]) -> ChromiumHost:
         launched: concurrent.futures.Future[ChromiumHost] = concurrent.futures.Future()
-        self.stopping = asyncio.Event()
-        self.thread = threading.Thread(target=asyncio.run, args=(self._hold(args, launched, self.stopping),),
+        stopping = self.stopping = asyncio.Event()
+        self.thread = threading.Thread(target=asyncio.run, args=(self._hold(args, launched, stopping),),
                                        name="kept-chromium", daemon=True)
         self.thread.start()
-        return launched.result(timeout=START_TIMEOUT_S)
+        try:
+            return launched.result(timeout=START_TIMEOUT_S)
+        except TimeoutError:
+            # Stopped as soon as it is up (the callback runs on its loop, as the launch ends).
+            launched.add_done_callback(
+                lambda up: up.exception() is None and up.result().loop.call_soon_threadsafe(stopping.set))
+            raise UserError(f"Chromium did not start within {START_TIMEOUT_S:g} s") from None
 
     @staticmethod
     async def _hold(args: list[str], launched: concurrent.futures.Future[ChromiumHost],
@@ -174,8 +197,8 @@ class KeptChromium:
         except BaseException as error:
             launched.set_exception(error)
             return
-        launched.set_result(host)
         try:
+            launched.set_result(host)
             await stopping.wait()
         finally:
             await host.stop()
