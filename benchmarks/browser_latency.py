@@ -60,12 +60,12 @@ def serve_local_pages() -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-async def time_actions(start_url: str, actions: int) -> list[tuple[str, float]]:
+async def time_actions(start_url: str, actions: int, kept: bool = False) -> list[tuple[str, float]]:
     """Cycles navigate(start) -> snapshot -> click the k-th same-site link; (tool, seconds) per
     call, in order, warm-up calls dropped."""
     timings: list[tuple[str, float]] = []
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(start_url))
-    async with Browser() as browser:
+    async with Browser(warm=kept) as browser:
         session = await browser.new_session([origin])
         tools = {tool.name: tool for tool in browser_tools(session)}
 
@@ -94,13 +94,14 @@ def percentile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(start_url: str | None = None, actions: int = 100) -> dict[str, Any]:
-    """Timings on `start_url`'s site, or on small local pages when None."""
+def measure(start_url: str | None = None, actions: int = 100, kept: bool = False) -> dict[str, Any]:
+    """Timings on `start_url`'s site, or on small local pages when None; with `kept`, on the Chromium
+    a process keeps between run sets, whose steps run on a thread of its own (chromium_host.py)."""
     server = None
     if start_url is None:
         server, start_url = serve_local_pages()
     try:
-        timings = asyncio.run(time_actions(start_url, actions))
+        timings = asyncio.run(time_actions(start_url, actions, kept))
     finally:
         if server is not None:
             server.shutdown()
@@ -110,7 +111,7 @@ def measure(start_url: str | None = None, actions: int = 100) -> dict[str, Any]:
     for name, seconds in timings:
         by_tool[name].append(seconds * 1000)
     return {
-        "site": start_url,
+        "site": start_url + (" (kept Chromium)" if kept else ""),
         "actions": len(timings),
         "p50_ms": statistics.median(ordered_ms),
         "p95_ms": percentile(ordered_ms, 0.95),
@@ -141,6 +142,9 @@ def main() -> None:
     small = measure()
     print(report(small))
     record("browser action p50, a small page", small["p50_ms"], "ms")
+    kept = measure(kept=True)  # each step crosses to the kept Chromium's thread and back
+    print(report(kept))
+    record("browser action p50, a small page, kept Chromium", kept["p50_ms"], "ms")
 
 
 if __name__ == "__main__":
