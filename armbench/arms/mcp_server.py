@@ -82,9 +82,24 @@ def listen(port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(server: Server, sock: socket.socket) -> None:
+class AnnouncedServer(uvicorn.Server):
+    """Says it serves once it does, with its signal handlers in place: a Ctrl-C that follows the
+    announcement stops it, even in a process that started with SIGINT ignored (a background job),
+    where a Ctrl-C before the handlers would be lost."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self.announce()
+
+
+async def serve_http(server: Server, sock: socket.socket, announce: Callable[[], None]) -> None:
     config = uvicorn.Config(server.streamable_http_app(streamable_http_path=PATH), log_level="warning")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await AnnouncedServer(config, announce).serve(sockets=[sock])
 
 
 def url_of(sock: socket.socket) -> str:
@@ -99,5 +114,4 @@ def serve(domain: str, port: int | None, announce: Callable[[str], None]) -> Non
         anyio.run(serve_stdio, server)
         return
     sock = listen(port)
-    announce(url_of(sock))
-    anyio.run(serve_http, server, sock)
+    anyio.run(serve_http, server, sock, lambda: announce(url_of(sock)))

@@ -1,5 +1,8 @@
 """Our typed tools served over MCP, seen through the SDK's own client over stdio and HTTP."""
 import json
+import os
+import signal
+import subprocess
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -7,6 +10,7 @@ from mcp.shared.exceptions import MCPError
 
 from armbench.arms.tool_source import in_process_tools
 from armbench.questions import load_sets
+from tests.conftest import SERVE_GPUS
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -49,3 +53,19 @@ async def test_every_tool_is_listed_and_answers_as_in_process(server):
 
         with pytest.raises(MCPError, match="unknown tool 'web_search'"):
             await client.call_tool("web_search", {"q": "gpu"})
+
+
+def test_a_ctrl_c_as_soon_as_the_http_server_says_it_serves_stops_it_even_in_a_background_job():
+    """A shell's background job starts with SIGINT ignored: a Ctrl-C that came before the server's own
+    handlers were in place was lost, and the server served on. It says it serves only once they are."""
+    ignoring_sigint = ["sh", "-c", "trap '' INT; exec \"$@\"", "sh"]
+    process = subprocess.Popen([*ignoring_sigint, *SERVE_GPUS, "--http", "0"], stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        assert "http://127.0.0.1:" in process.stderr.readline()
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=30) == 0  # it stopped as asked; the signal, ignored at start, ends no process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
