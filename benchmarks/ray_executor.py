@@ -2,9 +2,9 @@
 
 Local at concurrency 16, and Ray (a cluster started on this machine beforehand, as `ray start`
 would be) with 2 actors x 8 episodes each, against the ideal, model calls x latency / 16 slots
-(target <= 1.2x for Ray): the run set's wall time, start-up included (the driver's replicas and
-browser; on Ray the actors' too), and the episodes' span, from the first episode's start to the
-last record, which is what a long run set's throughput tends to. Ray twice: cold (the actors
+(target <= 1.2x for Ray): the run set's wall time, start-up included (locally the replicas and
+browser; on Ray the driver's replicas, then the actors' start), and the episodes' span, from the
+first episode's start to the last record, which is what a long run set's throughput tends to. Ray twice: cold (the actors
 started for the run set), then warm (the actors the cold run set kept, ARMBENCH_KEEP_WARM=1, as a
 process running several run sets keeps them).
 """

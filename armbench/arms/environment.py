@@ -175,17 +175,21 @@ def keeps_warm() -> bool:
 class ArmEnvironment:
     def __init__(self, domains: list[str], typed_tools: TypedTools = in_process_tools,
                  synthesized: Mapping[str, FrozenTool] | None = None, tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
-                 own_replicas: bool = True, keep_warm: bool | None = None, web: WebProfile = KIND_WEB):
+                 own_replicas: bool = True, keep_warm: bool | None = None, web: WebProfile = KIND_WEB,
+                 plays_runs: bool = True):
         """`typed_tools`: where the tooled arm's typed tools come from (in-process, or MCP);
         `synthesized`: the synthesized arm's frozen tool per domain, each call limited to `tool_timeout` s;
         `own_replicas`: start and supervise replicas of its own, or (False: a Ray actor beside its
         driver) use the ones running on the current port base, which their owner supervises;
         `keep_warm`: keep the replicas and Chromium for the next environment (default: KEEP_WARM_ENV);
-        `web`: the frictions the replicas put in each run's way (armbench/web_profile.py)."""
+        `web`: the frictions the replicas put in each run's way (armbench/web_profile.py);
+        `plays_runs`: False for a Ray driver, whose actors play every run: it opens no arm, so it
+        launches no Chromium (half a second of CPU the actors, starting meanwhile, need)."""
         self.domains = sorted(set(domains))
         self.web_profile = web
         self.own_replicas = own_replicas
         self.keep_warm = keeps_warm() if keep_warm is None else keep_warm
+        self.plays_runs = plays_runs
         self.server: ReplicaServer | None = None
         self.watch: ServerWatch | None = None
         self._supervisor: asyncio.Task | None = None
@@ -200,10 +204,12 @@ class ArmEnvironment:
         """The replicas and Chromium start side by side (each takes most of a second, in a process
         of its own): a run set's start-up is the longer of the two, not their sum."""
         replicas = [find_domain(d).replica for d in self.domains]
-        self.browser = Browser(self.keep_warm)  # closing one that did not start does nothing
+        starting = [self._start_replicas(replicas)]
+        if self.plays_runs:
+            self.browser = Browser(self.keep_warm)  # closing one that did not start does nothing
+            starting.append(self.browser.start())
         try:
-            started = await asyncio.gather(self._start_replicas(replicas), self.browser.start(),
-                                           return_exceptions=True)
+            started = await asyncio.gather(*starting, return_exceptions=True)
             failed = next((outcome for outcome in started if isinstance(outcome, BaseException)), None)
             if failed is not None:
                 raise failed
@@ -288,7 +294,7 @@ class ArmEnvironment:
         """The arm's tools for one run; the run's requests to the replica carry its web profile,
         keyed by `run_id` (without one, the kind web)."""
         check_arm(name, domain, self.synthesized)
-        assert self.browser is not None, "use `async with ArmEnvironment(...)`"
+        assert self.browser is not None, "use `async with ArmEnvironment(...)`, one that plays runs"
         assert self.watch is not None
         if run_id is None and not self.web_profile.is_kind:
             raise ValueError(f"the web profile {self.web_profile.name!r} needs the run's id to key its frictions")

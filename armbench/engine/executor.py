@@ -57,14 +57,15 @@ class ExecutorLost(Exception):
 
 
 @asynccontextmanager
-async def open_environment(domains: list[str], config: RunConfig, own_replicas: bool = True
-                           ) -> AsyncIterator[ArmEnvironment]:
+async def open_environment(domains: list[str], config: RunConfig, own_replicas: bool = True,
+                           plays_runs: bool = True) -> AsyncIterator[ArmEnvironment]:
     """The replicas, browser and tools a run set's episodes need, as its config asks for them;
-    `own_replicas=False` uses the replicas another process of the run set owns (see ArmEnvironment)."""
+    `own_replicas=False` uses the replicas another process of the run set owns, and
+    `plays_runs=False` leaves out the browser, for a driver whose actors play the runs (see ArmEnvironment)."""
     synthesized = load_frozen_tools(config.tool_from)
     async with (open_typed_tools(config.tools) as typed_tools,
                 ArmEnvironment(domains, typed_tools, synthesized, config.tool_timeout, own_replicas,
-                               web=config.web) as env):
+                               web=config.web, plays_runs=plays_runs) as env):
         yield env
 
 

@@ -95,7 +95,8 @@ async def run_set(
         stored = resumable(store, question_sets, config) if resume else None  # refused before anything starts
         # Only the replicas the planned runs use: `--question gpus-design-01` starts one, not ten.
         domains = sorted({job.question.domain for job in jobs})
-        async with open_environment(domains, config) as env:
+        # On Ray the actors play every run, each with a browser of its own: the driver needs none.
+        async with open_environment(domains, config, plays_runs=config.executor != "ray") as env:
             return await _run_jobs(jobs, question_sets, config, model, store, env, stored, show_progress,
                                    worker_scope)
 

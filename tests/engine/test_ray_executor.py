@@ -15,6 +15,7 @@ from armbench.engine.ray_executor import ACTOR_NAME, ACTOR_NUMBERS
 from armbench.engine.store import RunSetStore
 from armbench.models.recording import recording_path
 from armbench.questions import load_sets
+from armbench.tools.browser import Browser
 from armbench.types import RunConfig
 from tests.support.models import run_set
 
@@ -60,10 +61,18 @@ def grades(store: RunSetStore) -> dict[str, tuple]:
     return {record.run_id: (record.correct, record.outcome) for record in store.records()}
 
 
-async def test_the_oracle_on_two_actors_plays_every_planned_run_correctly(cluster, replica_env, tmp_path):
+async def test_the_oracle_on_two_actors_plays_every_planned_run_correctly(cluster, replica_env, tmp_path, monkeypatch):
     """The first question of every domain, both arms: each domain's replica, the browsing solutions'
     sandboxes and Chromium run on the actors (`make oracle` asks every question locally, where the
-    oracle is fully correct on each, as here)."""
+    oracle is fully correct on each, as here). The driver, which plays no run, starts no browser."""
+    started_here = []
+    start = Browser.start
+
+    async def counted_start(browser: Browser) -> Browser:
+        started_here.append(browser)
+        return await start(browser)
+
+    monkeypatch.setattr(Browser, "start", counted_start)
     question_sets = load_sets()
     firsts: dict[str, str] = {}  # domain: the first question of its first set
     for question_set in question_sets:
@@ -79,6 +88,7 @@ async def test_the_oracle_on_two_actors_plays_every_planned_run_correctly(cluste
     assert len(result.records) == result.planned and result.halted is None
     assert all((store.directory / record.transcript_path).stat().st_size for record in store.records())
     assert json.loads(store.manifest_path.read_text())["config"]["executor"] == "ray"
+    assert started_here == []
 
 
 def newest_episode_actor() -> str:
