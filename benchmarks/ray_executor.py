@@ -45,12 +45,13 @@ def main() -> None:
             target = " (target <= 1.2x)" if config.executor == "ray" else ""
             print(f"run engine on {how}: {len(records)} runs with {LATENCY:g} s model latency: ideal {ideal:.2f} s; "
                   f"wall {elapsed:.2f} s, ratio {elapsed / ideal:.3f}x{target} with start-up; episodes alone "
-                  f"{span:.2f} s, ratio {span / ideal:.3f}x; load average {os.getloadavg()[0]:.1f} on "
-                  f"{os.cpu_count()} cores")
+                  f"{span:.2f} s, ratio {span / ideal:.3f}x; start-up and ending {elapsed - span:.2f} s; "
+                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
             if config.executor == "ray":
                 warmth = how.rsplit(", ", 1)[1]
                 record(f"Ray, {ACTORS} actors, {warmth}, with start-up / ideal", elapsed / ideal, "x", 1.2)
                 record(f"Ray, {ACTORS} actors, {warmth}, episodes alone / ideal", span / ideal, "x")
+                record(f"Ray, {ACTORS} actors, {warmth}, start-up and ending", elapsed - span, "s")
     finally:
         ray.shutdown()
 
