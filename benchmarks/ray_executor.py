@@ -18,6 +18,7 @@ from figures import record
 from run_engine import LATENCY, episodes_span, timed_set
 
 from armbench.arms.environment import KEEP_WARM_ENV
+from armbench.models import get_model
 from armbench.questions import load_sets
 from armbench.types import RunConfig
 
@@ -33,6 +34,7 @@ def main() -> None:
                       concurrency=SLOTS)
     on_ray = local.model_copy(update={"executor": "ray", "ray_actors": ACTORS})
     ray.init(include_dashboard=False, log_to_driver=False)
+    get_model(local.model)  # LiteLLM imported before the first timed run set, as `bench run`'s preflight has it
     try:
         for config, how in [(local, f"local, concurrency {SLOTS}"),
                             (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}, cold"),
