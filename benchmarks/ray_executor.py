@@ -4,9 +4,9 @@ Local at concurrency 16, and Ray (a cluster started on this machine beforehand, 
 would be) with 2 actors x 8 episodes each, against the ideal, model calls x latency / 16 slots
 (target <= 1.2x for Ray): the run set's wall time, start-up included (locally the replicas and
 browser; on Ray the driver's replicas, then the actors' start), and the episodes' span, from the
-first episode's start to the last record, which is what a long run set's throughput tends to. Ray twice: cold (the actors
-started for the run set), then warm (the actors the cold run set kept, ARMBENCH_KEEP_WARM=1, as a
-process running several run sets keeps them).
+first episode's start to the last record, which is what a long run set's throughput tends to.
+Ray twice: cold (the actors started for the run set), then warm (the actors the cold run set kept,
+ARMBENCH_KEEP_WARM=1, as a process running several run sets keeps them).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def main() -> None:
                       concurrency=SLOTS)
     on_ray = local.model_copy(update={"executor": "ray", "ray_actors": ACTORS})
     ray.init(include_dashboard=False, log_to_driver=False)
-    get_model(local.model)  # LiteLLM imported before the first timed run set, as `bench run`'s preflight has it
+    get_model(local.model)  # LiteLLM imported before the timed run sets, as `bench run` resolves its model first
     try:
         for config, how in [(local, f"local, concurrency {SLOTS}"),
                             (on_ray, f"Ray, {ACTORS} actors x {SLOTS // ACTORS}, cold"),

@@ -1,4 +1,4 @@
-"""What arms need from a run set: the domains' replicas running and one browser.
+"""What arms need from a run set: the domains' replicas running and one browser (none where no run is played).
 
 Started once per run set (`async with ArmEnvironment(domains) as env`), it hands each run its own
 arm (`async with env.open_arm("tooled", "gpus") as arm`): a fresh browser context, closed after the
@@ -201,8 +201,8 @@ class ArmEnvironment:
         self._web: dict[str, list[Tool]] = {}
 
     async def __aenter__(self) -> ArmEnvironment:
-        """The replicas and Chromium start side by side (each takes most of a second, in a process
-        of its own): a run set's start-up is the longer of the two, not their sum."""
+        """The replicas and Chromium (when it plays runs) start side by side, each in a process of
+        its own: a run set's start-up is the longer of the two, not their sum."""
         replicas = [find_domain(d).replica for d in self.domains]
         starting = [self._start_replicas(replicas)]
         if self.plays_runs:

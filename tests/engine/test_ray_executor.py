@@ -61,7 +61,8 @@ def grades(store: RunSetStore) -> dict[str, tuple]:
     return {record.run_id: (record.correct, record.outcome) for record in store.records()}
 
 
-async def test_the_oracle_on_two_actors_plays_every_planned_run_correctly(cluster, replica_env, tmp_path, monkeypatch):
+async def test_the_oracle_on_two_actors_plays_every_planned_run_correctly(cluster, replica_env, tmp_path,
+                                                                          monkeypatch):
     """The first question of every domain, both arms: each domain's replica, the browsing solutions'
     sandboxes and Chromium run on the actors (`make oracle` asks every question locally, where the
     oracle is fully correct on each, as here). The driver, which plays no run, starts no browser."""
