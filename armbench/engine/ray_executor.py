@@ -126,7 +126,11 @@ class EpisodeActor:
     (ARMBENCH_KEEP_WARM=1), it plays the next run set of the same driver too, its process, imports,
     Chromium and replicas already up."""
 
-    def __init__(self, driver_node: str):
+    def __init__(self, driver_node: str, settings: dict[str, str]):
+        """`settings`: the driver's ARMBENCH_* variables, set here before anything reads them (as
+        arguments, not a runtime_env: an actor with one cannot take a worker Ray started beforehand,
+        and waits about 0.7 s for a new process)."""
+        os.environ.update(settings)
         self.driver_node = driver_node
         self.stack: AsyncExitStack | None = None
         self.site: InProcess | None = None
@@ -229,17 +233,17 @@ class ActorPool:
         self.ray = ray
         self.count = min(config.ray_actors or sum(node["Alive"] for node in ray.nodes()), config.concurrency)
         self.expected = tool_manifests
-        shared = {name: value for name, value in os.environ.items() if name.startswith(SHARED_ENV_PREFIX)}
+        self.settings = {name: value for name, value in os.environ.items() if name.startswith(SHARED_ENV_PREFIX)}
         self.gate = ray.remote(RpmGate).options(num_cpus=0).remote(config.rpm) if config.rpm else None
         self.actor_class = ray.remote(EpisodeActor)
         self.actor_options = dict(
-            num_cpus=0, scheduling_strategy="SPREAD", runtime_env={"env_vars": shared} if shared else None,
+            num_cpus=0, scheduling_strategy="SPREAD",
             max_concurrency=math.ceil(config.concurrency / self.count) + 2,  # its workers' jobs, start and stop
         )
         self.scratch = tempfile.mkdtemp(prefix="armbench-actors-")  # the actors' on this node, removed at close
         self.driver_node = ray.get_runtime_context().get_node_id()
         self.made_for = (ray.get_runtime_context().get_job_id(), self.driver_node, self.count,
-                         repr(self.actor_options))
+                         repr(self.actor_options), sorted(self.settings.items()))
         self.run_set = (config, domains, run_ids, self.gate, self.scratch)
         self.warm = keeps_warm()
         self.actors: list[Any] = []
@@ -248,7 +252,7 @@ class ActorPool:
 
     def _new_actor(self) -> Any:
         name = ACTOR_NAME.format(next(ACTOR_NUMBERS))
-        return self.actor_class.options(name=name, **self.actor_options).remote(self.driver_node)
+        return self.actor_class.options(name=name, **self.actor_options).remote(self.driver_node, self.settings)
 
     async def start(self) -> None:
         """The run set's actors: those the last run set kept warm (when it made them alike), else new."""
