@@ -129,7 +129,7 @@ class EpisodeActor:
     def __init__(self, driver_node: str, settings: dict[str, str]):
         """`settings`: the driver's ARMBENCH_* variables, set here before anything reads them (as
         arguments, not a runtime_env: an actor with one cannot take a worker Ray started beforehand,
-        and waits about 0.7 s for a new process)."""
+        and waits for a new process to start)."""
         os.environ.update(settings)
         self.driver_node = driver_node
         self.stack: AsyncExitStack | None = None
